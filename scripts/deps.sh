@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what xsc needs on a Debian 12 machine, only when it is missing.
+#   scripts/deps.sh build   compiler, cmake, liburing-dev, pkg-config
+#   scripts/deps.sh test    build + strace, graphviz (trace tests)
+#   scripts/deps.sh demo    test + gnuplot, wrk, nginx (benchmarks)
+set -eu
+level=${1:-build}
+need=()
+want() { # want PACKAGE CHECK-COMMAND...
+	local pkg=$1; shift
+	"$@" >/dev/null 2>&1 || need+=("$pkg")
+}
+want build-essential command -v gcc
+want cmake command -v cmake
+want pkg-config command -v pkg-config
+want liburing-dev test -e /usr/include/liburing.h
+if [ "$level" != build ]; then
+	want strace command -v strace
+	want graphviz command -v dot
+	want python3 command -v python3
+fi
+if [ "$level" = demo ]; then
+	want gnuplot-nox command -v gnuplot
+	want wrk command -v wrk
+	want nginx-light test -x /usr/sbin/nginx
+	want coreutils command -v cp
+fi
+[ ${#need[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "xsc: missing packages: ${need[*]}; run as root or: apt-get install ${need[*]}" >&2
+	exit 1
+fi
+echo "xsc: installing ${need[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# Debian starts nginx on install; the benchmarks start their own instance.
+if printf '%s\n' "${need[@]}" | grep -q nginx; then
+	(nginx -s stop || pkill -x nginx) >/dev/null 2>&1 || true
+fi

@@ -1,0 +1,556 @@
+/*
+ * handle.c - the dispatcher: syscall pages, posting, flushing, waiting,
+ * results, cancel and close.
+ *
+ * Entries live in page-aligned "syscall pages" of 64 entries x 64 bytes
+ * (FlexSC 3.1).  The owner thread claims free entries from a free list
+ * (no atomic read-modify-write: single producer), fills them with plain
+ * stores and publishes each with a release store of SUBMITTED.  A flush
+ * walks the pending FIFO and gives each entry to the executor its route
+ * names: the io_uring translation (which may decline one entry, sending it
+ * to the row's fallback), the syscall threads, or the caller itself.  One
+ * io_uring_enter then submits the whole batch.
+ *
+ * Completions are collected only by the owner (xsc_poll/xsc_wait reap the
+ * CQ and the worker completion stack), so all bookkeeping here is
+ * single-threaded.
+ */
+#include "internal.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rawsys.h"
+
+#define MAX_PAGES 64	/* 4096 entries */
+
+XSC_EXPORT void xsc_config_init(struct xsc_config *cfg)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->npages = XSC_DEFAULT_PAGES;
+	cfg->syscall_cpu = -1;
+	cfg->max_workers = 16;
+	/* spinning only pays when the executor runs on another core */
+	cfg->spin_ns = ncpu > 1 ? 20000 : 0;
+	cfg->sq_idle_ms = 1000;
+}
+
+static bool valid(struct xsc *x, int id)
+{
+	return id >= 0 && (unsigned)id < x->n;
+}
+
+/* ---- open and close ------------------------------------------------- */
+
+XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
+{
+	struct xsc *x;
+
+	if (!xp)
+		return -EINVAL;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	if (cfg) {
+		struct xsc_config d;
+		xsc_config_init(&d);
+		x->cfg = *cfg;
+		if (!x->cfg.npages)
+			x->cfg.npages = d.npages;
+		if (!x->cfg.max_workers)
+			x->cfg.max_workers = d.max_workers;
+		if (!x->cfg.sq_idle_ms)
+			x->cfg.sq_idle_ms = d.sq_idle_ms;
+	} else {
+		xsc_config_init(&x->cfg);
+	}
+	if (x->cfg.npages > MAX_PAGES || x->cfg.backend < 0 ||
+	    x->cfg.backend > XSC_BACKEND_INLINE) {
+		free(x);
+		return -EINVAL;
+	}
+	x->n = x->cfg.npages * XSC_ENTRIES_PER_PAGE;
+	x->ent = aligned_alloc(4096, x->n * sizeof(struct xsc_entry));
+	x->slot = calloc(x->n, sizeof(struct xsc_slot));
+	if (!x->ent || !x->slot) {
+		free(x->ent);
+		free(x->slot);
+		free(x);
+		return -ENOMEM;
+	}
+	memset(x->ent, 0, x->n * sizeof(struct xsc_entry));
+	for (unsigned i = 0; i < x->n; i++)
+		x->slot[i].next = i + 1 < x->n ? (int)i + 1 : -1;
+	x->free_head = 0;
+	x->pend_head = x->pend_tail = -1;
+	x->zero_fd = -1;
+	xsc__probe(x);
+	xsc__route_all(x);
+	*xp = x;
+	return 0;
+}
+
+static void drop_pending(struct xsc *x);
+static int reap(struct xsc *x);
+static int block(struct xsc *x);
+
+XSC_EXPORT int xsc_close(struct xsc *x)
+{
+	int rounds = 0;
+
+	if (!x)
+		return -EINVAL;
+	drop_pending(x);
+	if (x->have_ring)
+		xsc__uring_cancel_all(x);
+	while (x->inflight_uring + x->inflight_worker) {
+		/* a cancel signal can land just before a worker enters its
+		 * call; repeat it until the call is over */
+		if (x->wk && rounds++ % 8 == 0)
+			for (unsigned i = 0; i < x->n; i++)
+				if (x->slot[i].backend == XSC_BACKEND_WORKER &&
+				    st_get(&x->ent[i]) == XSC_BUSY)
+					xsc__worker_cancel(x, (int)i);
+		if (!reap(x))
+			block(x);
+	}
+	xsc__uring_teardown(x);
+	xsc__workers_stop(x);
+	free(x->ent);
+	free(x->slot);
+	free(x);
+	return 0;
+}
+
+/* ---- completion bookkeeping ------------------------------------------ */
+
+static void free_entry(struct xsc *x, int id)
+{
+	st_set(&x->ent[id], XSC_FREE);
+	x->slot[id].next = x->free_head;
+	x->free_head = id;
+}
+
+void xsc__note_done(struct xsc *x, int id)
+{
+	struct xsc_slot *s = slot_of(x, id);
+
+	s->noted = 1;
+	x->st.completed++;
+	x->st.by_backend[s->backend]++;
+	if (x->cfg.done_cb) {
+		x->cfg.done_cb(x->cfg.done_arg, id, x->ent[id].ret, s->tag);
+		free_entry(x, id);
+	} else {
+		x->ndone++;
+	}
+}
+
+void xsc__complete(struct xsc *x, int id, long ret)
+{
+	x->ent[id].ret = ret;
+	st_set(&x->ent[id], XSC_DONE);
+	xsc__note_done(x, id);
+}
+
+long xsc__exec_sync(const struct xsc_entry *e)
+{
+	const struct xsc_sysdef *d = xsc__sysdef(e->sysno);
+	const int64_t *a = e->args;
+
+	if (e->sysno == XSC_NR_NOP)
+		return 0;
+	if (d->flags & XSC_F_REFUSE)
+		return -EINVAL;
+	return xsc__sys6(e->sysno, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* ---- posting ---------------------------------------------------------- */
+
+static int claim(struct xsc *x)
+{
+	while (x->free_head < 0) {
+		int ret;
+		if (x->cfg.flags & XSC_NONBLOCK)
+			return -EAGAIN;
+		if (!x->cfg.done_cb)
+			return -ENOBUFS;
+		xsc_flush(x);
+		x->st.full_waits++;
+		if (!reap(x) && (ret = block(x)) < 0)
+			return ret;
+	}
+	int id = x->free_head;
+	x->free_head = x->slot[id].next;
+	return id;
+}
+
+static int post(struct xsc *x, long nr, const long *args, uint64_t tag)
+{
+	struct xsc_entry *e;
+	struct xsc_slot *s;
+	int id;
+
+	if (nr < 0 || nr >= XSC_NR_MAX)
+		return -ENOSYS;
+	id = claim(x);
+	if (id < 0)
+		return id;
+	e = &x->ent[id];
+	s = &x->slot[id];
+	e->sysno = (uint16_t)nr;
+	e->nargs = xsc__sys[nr].nargs;
+	e->route = x->route[nr];
+	for (int i = 0; i < 6; i++)
+		e->args[i] = args[i];
+	e->ret = 0;
+	s->tag = tag;
+	s->uptr = NULL;
+	s->parts = 0;
+	s->noted = 0;
+	atomic_store_explicit(&s->canceled, 0, memory_order_relaxed);
+	s->next = -1;
+	st_set(e, XSC_SUBMITTED);
+	if (x->pend_tail >= 0)
+		x->slot[x->pend_tail].next = id;
+	else
+		x->pend_head = id;
+	x->pend_tail = id;
+	x->npending++;
+	x->st.posted++;
+	if (x->cfg.batch_threshold && x->npending >= x->cfg.batch_threshold)
+		xsc_flush(x);
+	return id;
+}
+
+XSC_EXPORT int xsc_post_args(struct xsc *x, long nr, const long args[6],
+			     uint64_t tag)
+{
+	static const long zero[6];
+	return post(x, nr, args ? args : zero, tag);
+}
+
+XSC_EXPORT int xsc_post(struct xsc *x, long nr, ...)
+{
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);	/* as syscall(2) does */
+	va_end(ap);
+	return post(x, nr, a, 0);
+}
+
+/* ---- flushing --------------------------------------------------------- */
+
+static int start_worker(struct xsc *x, int id)
+{
+	if (!x->wk && xsc__workers_start(x) < 0)
+		return -1;
+	x->slot[id].backend = XSC_BACKEND_WORKER;
+	st_set(&x->ent[id], XSC_BUSY);	/* before a worker can see it */
+	xsc__worker_queue(x, id);
+	return 0;
+}
+
+static void run_inline(struct xsc *x, int id)
+{
+	struct xsc_entry *e = &x->ent[id];
+
+	x->slot[id].backend = XSC_BACKEND_INLINE;
+	st_set(e, XSC_BUSY);
+	if (e->sysno != XSC_NR_NOP)
+		x->st.crossings++;
+	xsc__complete(x, id, xsc__exec_sync(e));
+}
+
+static void dispatch(struct xsc *x, int id, bool *kick)
+{
+	struct xsc_entry *e = &x->ent[id];
+	struct xsc_slot *s = &x->slot[id];
+	int b = e->route;
+
+	if (b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL) {
+		int parts = xsc__sys[e->sysno].prep(x, id);
+		if (parts > 0) {
+			s->parts = (uint8_t)parts;
+			s->backend = (uint8_t)b;
+			x->inflight_uring++;
+			st_set(e, XSC_BUSY);
+			return;
+		}
+		x->st.declined++;
+		b = xsc__fallback_route(x, e->sysno);
+	}
+	if (b == XSC_BACKEND_WORKER && start_worker(x, id) == 0) {
+		*kick = true;
+		return;
+	}
+	run_inline(x, id);
+}
+
+XSC_EXPORT int xsc_flush(struct xsc *x)
+{
+	bool kick = false;
+	int n = 0;
+
+	while (x->pend_head >= 0) {
+		int id = x->pend_head;
+		x->pend_head = x->slot[id].next;
+		if (x->pend_head < 0)
+			x->pend_tail = -1;
+		x->npending--;
+		dispatch(x, id, &kick);
+		n++;
+	}
+	if (x->have_ring)
+		xsc__uring_submit(x);
+	if (kick)
+		xsc__worker_kick(x);
+	if (n)
+		x->st.flushes++;
+	return n;
+}
+
+/* ---- waiting ---------------------------------------------------------- */
+
+static int reap(struct xsc *x)
+{
+	int n = 0;
+
+	if (x->inflight_uring)
+		n += xsc__uring_reap(x);
+	if (x->inflight_worker)
+		n += xsc__worker_reap(x);
+	return n;
+}
+
+/* Sleeps until some executor completes something.  0 or -EINTR. */
+static int block(struct xsc *x)
+{
+	bool u = x->inflight_uring > 0, w = x->inflight_worker > 0;
+	int ret = 0;
+
+	if (u)
+		ret = xsc__uring_wait(x, w);
+	else if (w)
+		ret = xsc__worker_wait(x);
+	if (x->wk && !x->futex_armed)
+		xsc__worker_set_waiting(x, false);
+	return ret;
+}
+
+XSC_EXPORT int xsc_poll(struct xsc *x)
+{
+	reap(x);
+	return (int)x->ndone;
+}
+
+XSC_EXPORT int xsc_wait(struct xsc *x, unsigned min_done)
+{
+	uint64_t start = x->st.completed;
+
+	if (x->npending)
+		xsc_flush(x);
+	for (;;) {
+		reap(x);
+		unsigned have = x->cfg.done_cb ? (unsigned)(x->st.completed - start)
+					       : x->ndone;
+		if (have >= min_done || !(x->inflight_uring + x->inflight_worker))
+			return (int)have;
+		int ret = block(x);
+		if (ret < 0)
+			return ret;
+	}
+}
+
+/* Waits for entry id; -EINTR if a signal interrupted the wait. */
+static int wait_entry(struct xsc *x, int id)
+{
+	if (st_get(&x->ent[id]) == XSC_SUBMITTED)
+		xsc_flush(x);
+	while (!x->slot[id].noted) {
+		if (reap(x))
+			continue;
+		int ret = block(x);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* ---- results ---------------------------------------------------------- */
+
+/* The owner counts an entry as done once it has reaped it: a worker sets
+ * DONE a moment before it hands the id back. */
+static bool done(struct xsc *x, int id)
+{
+	if (st_get(&x->ent[id]) != XSC_DONE)
+		return false;
+	if (!x->slot[id].noted)
+		reap(x);
+	return x->slot[id].noted;
+}
+
+XSC_EXPORT int xsc_result(struct xsc *x, int id, long *ret)
+{
+	if (!valid(x, id))
+		return -EINVAL;
+	if (done(x, id)) {
+		if (ret)
+			*ret = (long)x->ent[id].ret;
+		return 0;
+	}
+	return st_get(&x->ent[id]) == XSC_FREE ? -EINVAL : -EINPROGRESS;
+}
+
+static void unlink_pending(struct xsc *x, int id)
+{
+	int prev = -1;
+
+	for (int i = x->pend_head; i >= 0; prev = i, i = x->slot[i].next) {
+		if (i != id)
+			continue;
+		if (prev >= 0)
+			x->slot[prev].next = x->slot[i].next;
+		else
+			x->pend_head = x->slot[i].next;
+		if (x->pend_tail == id)
+			x->pend_tail = prev;
+		x->npending--;
+		return;
+	}
+}
+
+XSC_EXPORT int xsc_release(struct xsc *x, int id)
+{
+	if (!valid(x, id))
+		return -EINVAL;
+	if (done(x, id)) {
+		x->ndone--;
+		free_entry(x, id);
+		return 0;
+	}
+	switch (st_get(&x->ent[id])) {
+	case XSC_SUBMITTED:
+		unlink_pending(x, id);
+		free_entry(x, id);
+		return 0;
+	case XSC_BUSY:
+	case XSC_DONE:
+		return -EBUSY;
+	default:
+		return -EINVAL;
+	}
+}
+
+static void drop_pending(struct xsc *x)
+{
+	while (x->pend_head >= 0) {
+		int id = x->pend_head;
+		unlink_pending(x, id);
+		xsc__complete(x, id, -ECANCELED);
+	}
+}
+
+XSC_EXPORT int xsc_cancel(struct xsc *x, int id)
+{
+	if (!valid(x, id))
+		return -EINVAL;
+	switch (st_get(&x->ent[id])) {
+	case XSC_SUBMITTED:
+		unlink_pending(x, id);
+		x->slot[id].backend = XSC_BACKEND_INLINE;
+		xsc__complete(x, id, -ECANCELED);
+		return 0;
+	case XSC_BUSY:
+		if (x->slot[id].backend == XSC_BACKEND_WORKER)
+			return xsc__worker_cancel(x, id);
+		return xsc__uring_cancel(x, id);
+	case XSC_DONE:
+		return -EALREADY;
+	default:
+		return -EINVAL;
+	}
+}
+
+XSC_EXPORT int xsc_take(struct xsc *x, int id, long *ret)
+{
+	int err;
+
+	if (!valid(x, id) || st_get(&x->ent[id]) == XSC_FREE)
+		return -EINVAL;
+	err = wait_entry(x, id);
+	if (err < 0)
+		return err;
+	if (ret)
+		*ret = (long)x->ent[id].ret;
+	return xsc_release(x, id);
+}
+
+XSC_EXPORT long xsc_call(struct xsc *x, long nr, ...)
+{
+	long a[6], ret;
+	bool interrupted = false;
+	va_list ap;
+	int id;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (x->cfg.done_cb)
+		return -EINVAL;	/* the callback would take the result */
+	id = post(x, nr, a, 0);
+	if (id < 0)
+		return id;
+	while (wait_entry(x, id) == -EINTR) {
+		/* like a synchronous call interrupted by a signal: stop it
+		 * if it has not run yet; its result tells */
+		if (!interrupted && xsc_cancel(x, id) == 0)
+			interrupted = true;
+	}
+	ret = (long)x->ent[id].ret;
+	xsc_release(x, id);
+	return interrupted && ret == -ECANCELED ? -EINTR : ret;
+}
+
+/* ---- introspection ---------------------------------------------------- */
+
+XSC_EXPORT uint64_t xsc_tag(struct xsc *x, int id)
+{
+	return valid(x, id) ? x->slot[id].tag : 0;
+}
+
+XSC_EXPORT const struct xsc_entry *xsc_entry(struct xsc *x, int id)
+{
+	return valid(x, id) ? &x->ent[id] : NULL;
+}
+
+XSC_EXPORT int xsc_route(struct xsc *x, long nr, const char **reason)
+{
+	if (nr < 0 || nr >= XSC_NR_MAX)
+		return -ENOSYS;
+	if (reason)
+		*reason = x->why[nr] ? x->why[nr] : "";
+	return x->route[nr];
+}
+
+XSC_EXPORT int xsc_probe_get(struct xsc *x, struct xsc_probe *p)
+{
+	*p = x->pr;
+	return 0;
+}
+
+XSC_EXPORT int xsc_stats_get(struct xsc *x, struct xsc_stats *s)
+{
+	*s = x->st;
+	return 0;
+}

@@ -1,0 +1,192 @@
+/*
+ * internal.h - libxsc internals shared by the dispatcher, the executors and
+ * the syscall table.
+ *
+ * Memory-ordering contract (see also docs/design.md):
+ *  - struct xsc_entry.status is the hand-off word between the owner thread
+ *    and the executors.  The side that moves an entry forward writes the
+ *    payload (args or ret) first and the status last with release order;
+ *    the other side loads status with acquire order before touching the
+ *    payload.  Owner: FREE->SUBMITTED (post), SUBMITTED->BUSY (flush),
+ *    DONE->FREE (release).  Executor: BUSY->DONE.
+ *  - Everything else in struct xsc except the worker queue, the worker
+ *    completion stack and the counters marked atomic is owned by the owner
+ *    thread and needs no synchronisation.
+ */
+#ifndef XSC_INTERNAL_H
+#define XSC_INTERNAL_H
+
+#include <liburing.h>
+#include <linux/stat.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "xsc.h"
+#include "uring_ops.h"
+
+#define XSC_NR_MAX 1024	/* syscall numbers accepted by xsc_post */
+#define XSC_EXPORT __attribute__((visibility("default")))
+
+#define ld_acq(p) atomic_load_explicit((p), memory_order_acquire)
+#define st_rel(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#define ld_rlx(p) atomic_load_explicit((p), memory_order_relaxed)
+
+/* Entry status: acquire load / release store (the pairing is described at
+ * the top of this file). */
+static inline uint32_t st_get(const struct xsc_entry *e)
+{
+	return __atomic_load_n(&e->status, __ATOMIC_ACQUIRE);
+}
+
+static inline void st_set(struct xsc_entry *e, uint32_t v)
+{
+	__atomic_store_n(&e->status, v, __ATOMIC_RELEASE);
+}
+
+/* ---- the syscall table ---------------------------------------------- */
+
+struct xsc;
+struct xsc_slot;
+
+/* Translation of one entry into SQEs.  Returns the number of SQEs queued
+ * (1 or 2), or 0 to decline: the arguments cannot be expressed exactly in
+ * io_uring, and the entry goes to the fallback executor.  A prep function
+ * decides to decline before it takes any SQE. */
+typedef int (*xsc_prep_fn)(struct xsc *x, int id);
+
+/* Turns the CQE result(s) into the syscall's result.  May return
+ * XSC_RETRY_SYNC when the kernel's answer through io_uring can differ from
+ * the synchronous call's and re-executing synchronously is harmless (for
+ * example close() of an fd io_uring refuses to close). */
+typedef long (*xsc_done_fn)(struct xsc *x, int id);
+#define XSC_RETRY_SYNC (-(1L << 40))
+
+/* Row flags. */
+#define XSC_F_BLOCK   (1u << 0)	/* may block: keep it off the caller's core */
+#define XSC_F_THREAD  (1u << 1)	/* depends on the calling thread: inline only */
+#define XSC_F_REFUSE  (1u << 2)	/* never executed by xsc (-EINVAL): vfork... */
+#define XSC_F_KNOWN   (1u << 3)	/* the table has a row for it (vs the name list) */
+
+struct xsc_sysdef {
+	const char *name;
+	uint8_t nargs;
+	uint8_t flags;
+	uint8_t op[2];		/* io_uring opcodes needed (0 = none) */
+	xsc_prep_fn prep;	/* NULL: no io_uring mapping */
+	xsc_done_fn done;	/* NULL: the CQE result is the result */
+	const char *args;	/* argument kinds, for docs and tools */
+	const char *note;	/* limits of the io_uring mapping */
+};
+
+extern const struct xsc_sysdef xsc__sys[XSC_NR_MAX];
+const struct xsc_sysdef *xsc__sysdef(long nr);
+
+/* ---- per-entry private state (parallel to the pages) ------------------ */
+
+struct xsc_slot {
+	uint64_t tag;
+	int next;		/* free list / pending FIFO link */
+	uint8_t parts;		/* CQEs still expected */
+	uint8_t backend;	/* executor that runs it */
+	uint8_t noted;		/* the owner has accounted its completion */
+	_Atomic int canceled;	/* xsc_cancel was called */
+	_Atomic int cnext;	/* worker completion stack link */
+	_Atomic int worker;	/* tid of the syscall thread running it, or 0 */
+	int32_t res[2];		/* CQE results, part 0 and part 1 */
+	void *uptr;		/* caller's buffer to fill on completion */
+	union {
+		struct statx stx;
+		struct {
+			struct msghdr mh;
+			struct iovec iov;
+		} msg;
+		struct {
+			struct __kernel_timespec ts;
+			struct pollfd pfd;
+		} tm;
+	} u;
+};
+
+/* ---- the handle --------------------------------------------------------- */
+
+struct xsc_workers;
+
+struct xsc {
+	struct xsc_entry *ent;	/* the syscall pages */
+	struct xsc_slot *slot;
+	unsigned n;		/* entries */
+	struct xsc_config cfg;
+
+	/* owner-only bookkeeping */
+	int free_head;		/* free list */
+	int pend_head, pend_tail; /* posted, not yet flushed (FIFO) */
+	unsigned npending;
+	unsigned ndone;		/* DONE and not released */
+	unsigned inflight_uring; /* entries with CQEs outstanding */
+	unsigned inflight_worker;
+	uint8_t route[XSC_NR_MAX];
+	const char *why[XSC_NR_MAX];
+
+	/* io_uring */
+	bool have_ring;
+	bool sqpoll;		/* the ring is an SQPOLL ring */
+	bool futex_armed;	/* a FUTEX_WAIT on wk->cseq is queued */
+	unsigned sq_ready;	/* SQEs prepared, not yet submitted */
+	struct io_uring ring;
+	struct io_uring_probe *probe;
+	int zero_fd;		/* /dev/zero, to validate output buffers */
+	struct xsc_probe pr;
+	char reason[160], sq_reason[160];
+
+	struct xsc_workers *wk;	/* NULL until the first worker entry */
+	struct xsc_stats st;
+};
+
+/* ---- dispatcher helpers used by the executors ------------------------- */
+
+static inline struct xsc_slot *slot_of(struct xsc *x, int id) { return &x->slot[id]; }
+
+/* Marks entry id DONE with result ret (owner thread). */
+void xsc__complete(struct xsc *x, int id, long ret);
+/* Bookkeeping for an entry an executor marked DONE (owner thread). */
+void xsc__note_done(struct xsc *x, int id);
+/* The route of syscall nr when io_uring declines or lacks it. */
+int xsc__fallback_route(struct xsc *x, long nr);
+/* Executes entry id synchronously in the calling thread. */
+long xsc__exec_sync(const struct xsc_entry *e);
+
+/* io_uring executor (uring.c) */
+int xsc__uring_setup(struct xsc *x);
+void xsc__uring_teardown(struct xsc *x);
+bool xsc__uring_has(struct xsc *x, unsigned op);
+struct io_uring_sqe *xsc__sqe(struct xsc *x, int id, int part);
+int xsc__uring_submit(struct xsc *x);
+int xsc__uring_reap(struct xsc *x);
+int xsc__uring_wait(struct xsc *x, bool also_workers);
+int xsc__uring_cancel(struct xsc *x, int id);
+void xsc__uring_cancel_all(struct xsc *x);
+
+/* worker executor (worker.c) */
+int xsc__workers_start(struct xsc *x);
+void xsc__workers_stop(struct xsc *x);
+int xsc__worker_queue(struct xsc *x, int id);
+void xsc__worker_kick(struct xsc *x);
+int xsc__worker_reap(struct xsc *x);
+int xsc__worker_wait(struct xsc *x);
+int xsc__worker_cancel(struct xsc *x, int id);
+uint32_t *xsc__worker_seq(struct xsc *x);
+void xsc__worker_set_waiting(struct xsc *x, bool on);
+
+/* fault-safe access to caller memory (ucopy.c): 0 or -EFAULT */
+int xsc__ucopy_in(void *dst, const void *usrc, size_t len);
+int xsc__ucopy_out(void *udst, const void *src, size_t len);
+
+/* probing and routing (probe.c) */
+void xsc__probe(struct xsc *x);
+void xsc__route_all(struct xsc *x);
+
+#endif

@@ -1,0 +1,155 @@
+/*
+ * probe.c - what this process may use, and the route of every syscall.
+ *
+ * At xsc_open: is a seccomp filter active (io_uring would bypass it), can a
+ * ring be created (kernel.io_uring_disabled, seccomp, containers answer
+ * EPERM or ENOSYS), can an SQPOLL ring, and which opcodes exist.  Then
+ * each syscall number gets a route with a one-line reason:
+ *
+ *   refused rows              -> inline, where the executor says -EINVAL
+ *   depends on calling thread -> inline
+ *   io_uring translation and its opcode(s) probed -> uring / sqpoll
+ *   otherwise: worker when the call may block or the worker backend is
+ *   forced, else inline.
+ *
+ * A translation may still decline one particular entry (arguments it
+ * cannot express exactly); that entry takes the fallback route of its row,
+ * counted in xsc_stats.declined.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int seccomp_mode(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	int mode = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Seccomp: %d", &mode) == 1)
+			break;
+	fclose(f);
+	return mode;
+}
+
+static int parse_backend(const char *s)
+{
+	static const char *const names[] = { "auto", "uring", "sqpoll", "worker",
+					     "inline", "sync" };
+	for (int i = 0; i < 6; i++)
+		if (!strcmp(s, names[i]))
+			return i == 5 ? XSC_BACKEND_INLINE : i;
+	return -1;
+}
+
+/* Resolves the configured backend against the environment and the
+ * machine, creating the ring when one is wanted. */
+void xsc__probe(struct xsc *x)
+{
+	const char *env = (x->cfg.flags & XSC_NO_ENV) ? NULL : getenv("XSC_BACKEND");
+	bool quiet = x->cfg.flags & XSC_QUIET;
+
+	x->pr.reason = "";
+	x->pr.sqpoll_reason = "";
+	x->pr.seccomp = seccomp_mode() == 2;
+	if (env && *env) {
+		int b = parse_backend(env);
+		if (b < 0 && !quiet)
+			fprintf(stderr, "xsc: XSC_BACKEND=%s is not one of auto, uring, "
+				"sqpoll, worker, inline; using auto\n", env);
+		x->cfg.backend = b < 0 ? XSC_BACKEND_AUTO : b;
+	}
+	if (x->pr.seccomp && x->cfg.backend == XSC_BACKEND_AUTO) {
+		snprintf(x->reason, sizeof(x->reason), "a seccomp filter is active and "
+			 "io_uring would bypass it (set XSC_BACKEND=uring to override)");
+		x->pr.reason = x->reason;
+		if (!quiet)
+			fprintf(stderr, "xsc: warning: %s; using syscall threads\n", x->reason);
+		return;
+	}
+	if (x->pr.seccomp && !quiet)
+		fprintf(stderr, "xsc: warning: a seccomp filter is active and io_uring "
+			"bypasses it\n");
+	if (x->cfg.backend == XSC_BACKEND_WORKER || x->cfg.backend == XSC_BACKEND_INLINE)
+		return;
+	if (xsc__uring_setup(x) < 0 && !quiet)
+		fprintf(stderr, "xsc: io_uring unavailable (%s); falling back to "
+			"syscall threads and inline calls\n", x->reason);
+	else if (x->cfg.backend == XSC_BACKEND_SQPOLL && !x->sqpoll && !quiet)
+		fprintf(stderr, "xsc: SQPOLL unavailable (%s); using a plain ring\n",
+			x->sq_reason);
+}
+
+static int fallback(struct xsc *x, const struct xsc_sysdef *d)
+{
+	if (d->flags & (XSC_F_THREAD | XSC_F_REFUSE))
+		return XSC_BACKEND_INLINE;
+	if (x->cfg.backend == XSC_BACKEND_INLINE)
+		return XSC_BACKEND_INLINE;
+	if (x->cfg.backend == XSC_BACKEND_WORKER || (d->flags & XSC_F_BLOCK))
+		return XSC_BACKEND_WORKER;
+	return XSC_BACKEND_INLINE;
+}
+
+static const char *missing_op(struct xsc *x, const struct xsc_sysdef *d)
+{
+	for (int i = 0; i < 2; i++)
+		if (d->op[i] && !xsc__uring_has(x, d->op[i]))
+			return "the kernel lacks its io_uring opcode";
+	return NULL;
+}
+
+static void route_one(struct xsc *x, long nr, unsigned *nmissing)
+{
+	const struct xsc_sysdef *d = &xsc__sys[nr];
+	int ring = x->sqpoll ? XSC_BACKEND_SQPOLL : XSC_BACKEND_URING;
+	const char *why;
+
+	if (d->flags & XSC_F_REFUSE) {
+		x->route[nr] = XSC_BACKEND_INLINE;
+		x->why[nr] = "refused (-EINVAL): would run a second thread of control "
+			     "on the caller's stack or return into a signal frame";
+		return;
+	}
+	if (d->flags & XSC_F_THREAD) {
+		x->route[nr] = XSC_BACKEND_INLINE;
+		x->why[nr] = "depends on the calling thread";
+		return;
+	}
+	if (!d->prep) {
+		why = d->name ? "no io_uring form" : "unknown number: the kernel decides";
+	} else if (!x->have_ring) {
+		why = x->cfg.backend == XSC_BACKEND_WORKER ? "XSC_BACKEND=worker" :
+		      x->cfg.backend == XSC_BACKEND_INLINE ? "XSC_BACKEND=inline" :
+		      "io_uring unavailable";
+	} else if ((why = missing_op(x, d)) != NULL) {
+		(*nmissing)++;
+	} else {
+		x->route[nr] = (uint8_t)ring;
+		x->why[nr] = d->note ? d->note : "io_uring";
+		return;
+	}
+	x->route[nr] = (uint8_t)fallback(x, d);
+	x->why[nr] = why;
+}
+
+int xsc__fallback_route(struct xsc *x, long nr)
+{
+	return fallback(x, &xsc__sys[nr]);
+}
+
+void xsc__route_all(struct xsc *x)
+{
+	unsigned nmissing = 0;
+
+	for (long nr = 0; nr < XSC_NR_MAX; nr++)
+		route_one(x, nr, &nmissing);
+	if (nmissing && !(x->cfg.flags & XSC_QUIET))
+		fprintf(stderr, "xsc: %u calls with an io_uring form fall back: the "
+			"kernel lacks their opcodes (see `xsc info`)\n", nmissing);
+}

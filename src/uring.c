@@ -1,0 +1,267 @@
+/*
+ * uring.c - the io_uring executor: ring setup and probing, SQE allocation,
+ * one io_uring_enter per flush, completion reaping, waiting, cancel.
+ *
+ * user_data of an SQE is (entry id << 2 | part): an entry may use two SQEs
+ * (stat: statx + buffer check; poll: poll + linked timeout) and completes
+ * when both CQEs are in.  Two user_data values are reserved: UD_FUTEX, the
+ * FUTEX_WAIT on the worker completion counter that lets one io_uring_enter
+ * wait for both executors at once, and UD_CANCEL, async-cancel requests
+ * whose own CQEs carry nothing we need.
+ *
+ * Sizing: the SQ holds 2 SQEs per syscall entry plus room for the
+ * reserved ones, and the CQ twice that, so neither ring can fill up while
+ * at most every entry is in flight: back-pressure lives in the pages.
+ */
+#include "uring_prep.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/futex.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rawsys.h"
+
+#define UD_FUTEX (~0ULL)
+#define UD_CANCEL (~1ULL)
+
+static unsigned pow2(unsigned v)
+{
+	unsigned p = 1;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static int ring_init(struct xsc *x, bool sqpoll)
+{
+	struct io_uring_params p = { 0 };
+	unsigned sq = pow2(2 * x->n + 8);
+
+	p.flags = IORING_SETUP_CQSIZE;
+	p.cq_entries = 2 * sq;
+	if (sqpoll) {
+		p.flags |= IORING_SETUP_SQPOLL;
+		p.sq_thread_idle = x->cfg.sq_idle_ms;
+		if (x->cfg.syscall_cpu >= 0) {
+			p.flags |= IORING_SETUP_SQ_AFF;
+			p.sq_thread_cpu = (unsigned)x->cfg.syscall_cpu;
+		}
+	} else {
+		/* one issuer, completions run when it enters: the cheapest mode */
+		p.flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN;
+	}
+	return io_uring_queue_init_params(sq, &x->ring, &p);
+}
+
+static void describe(char *buf, size_t len, const char *what, int err)
+{
+	FILE *f = fopen("/proc/sys/kernel/io_uring_disabled", "r");
+	int dis = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &dis) != 1)
+			dis = -1;
+		fclose(f);
+	}
+	snprintf(buf, len, "%s: %s%s", what, strerror(-err),
+		 dis == 2 ? " (kernel.io_uring_disabled=2)" :
+		 dis == 1 && err == -EPERM ? " (kernel.io_uring_disabled=1)" :
+		 err == -EPERM ? " (seccomp or container policy?)" : "");
+}
+
+/* Creates the ring the configuration asks for; records why not.  Called
+ * with the backend already resolved by probe.c. */
+int xsc__uring_setup(struct xsc *x)
+{
+	bool want_sqpoll = x->cfg.backend == XSC_BACKEND_SQPOLL;
+	int ret;
+
+	x->zero_fd = -1;
+	ret = ring_init(x, want_sqpoll);
+	if (ret < 0 && want_sqpoll) {
+		describe(x->sq_reason, sizeof(x->sq_reason), "SQPOLL ring", ret);
+		x->pr.sqpoll_reason = x->sq_reason;
+		ret = ring_init(x, false);
+		want_sqpoll = false;
+	}
+	if (ret < 0) {
+		describe(x->reason, sizeof(x->reason), "io_uring_setup", ret);
+		x->pr.reason = x->reason;
+		return ret;
+	}
+	x->have_ring = true;
+	x->sqpoll = want_sqpoll;
+	x->pr.uring = 1;
+	x->pr.sqpoll = want_sqpoll;
+	x->probe = io_uring_get_probe_ring(&x->ring);
+	x->pr.nops = x->probe ? x->probe->last_op + 1 : 0;
+	x->zero_fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	return 0;
+}
+
+void xsc__uring_teardown(struct xsc *x)
+{
+	if (x->probe)
+		io_uring_free_probe(x->probe);
+	if (x->have_ring)
+		io_uring_queue_exit(&x->ring);
+	if (x->zero_fd >= 0)
+		close(x->zero_fd);
+	x->probe = NULL;
+	x->have_ring = false;
+}
+
+bool xsc__uring_has(struct xsc *x, unsigned op)
+{
+	return x->probe && io_uring_opcode_supported(x->probe, (int)op);
+}
+
+int xsc__prep_nop(struct xsc *x, int id)
+{
+	io_uring_prep_nop(xsc__sqe(x, id, 0));
+	return 1;
+}
+
+struct io_uring_sqe *xsc__sqe(struct xsc *x, int id, int part)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&x->ring);
+
+	/* the SQ is sized so that this cannot fail (see the top of the file);
+	 * if it ever does, submitting makes room */
+	if (!sqe) {
+		xsc__uring_submit(x);
+		sqe = io_uring_get_sqe(&x->ring);
+	}
+	io_uring_sqe_set_data64(sqe, ((uint64_t)id << 2) | (unsigned)part);
+	x->sq_ready++;
+	return sqe;
+}
+
+int xsc__uring_submit(struct xsc *x)
+{
+	int ret;
+
+	if (!x->sq_ready)
+		return 0;
+	if (!x->sqpoll ||
+	    (IO_URING_READ_ONCE(*x->ring.sq.kflags) & IORING_SQ_NEED_WAKEUP))
+		x->st.crossings++;
+	ret = io_uring_submit(&x->ring);
+	x->sq_ready = 0;
+	return ret;
+}
+
+static void finish(struct xsc *x, int id)
+{
+	struct xsc_entry *e = &x->ent[id];
+	const struct xsc_sysdef *d = xsc__sysdef(e->sysno);
+	long ret = d->done ? d->done(x, id) : slot_of(x, id)->res[0];
+
+	if (ret == XSC_RETRY_SYNC) {
+		ret = xsc__exec_sync(e);
+		x->st.crossings++;
+	}
+	x->inflight_uring--;
+	xsc__complete(x, id, ret);
+}
+
+/* Reaps every CQE available; no system call. */
+int xsc__uring_reap(struct xsc *x)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, seen = 0;
+	int done = 0;
+
+	io_uring_for_each_cqe(&x->ring, head, cqe) {
+		uint64_t ud = cqe->user_data;
+		seen++;
+		if (ud == UD_FUTEX) {
+			x->futex_armed = false;
+		} else if (ud != UD_CANCEL) {
+			int id = (int)(ud >> 2);
+			struct xsc_slot *s = slot_of(x, id);
+			s->res[ud & 3] = cqe->res;
+			if (--s->parts == 0) {
+				finish(x, id);
+				done++;
+			}
+		}
+	}
+	io_uring_cq_advance(&x->ring, seen);
+	return done;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Waits for at least one CQE.  With also_workers, a FUTEX_WAIT on the
+ * worker completion counter rides in the same ring, so one io_uring_enter
+ * sleeps on both executors.  Returns 0 or -EINTR. */
+int xsc__uring_wait(struct xsc *x, bool also_workers)
+{
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	if (x->sqpoll && x->cfg.spin_ns) {
+		/* the poller completes without us entering: watch the CQ */
+		int64_t end = now_ns() + x->cfg.spin_ns;
+		do {
+			if (io_uring_cq_ready(&x->ring))
+				return 0;
+			__builtin_ia32_pause();
+		} while (now_ns() < end);
+	}
+	if (also_workers) {
+		if (!x->futex_armed && xsc__uring_has(x, XSC_OP_FUTEX_WAIT)) {
+			uint32_t *seq = xsc__worker_seq(x);
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&x->ring);
+			xsc__worker_set_waiting(x, true);
+			io_uring_prep_rw(XSC_OP_FUTEX_WAIT, sqe,
+					 FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, seq, 0, 0);
+			sqe->addr2 = __atomic_load_n(seq, __ATOMIC_SEQ_CST);
+			sqe->addr3 = XSC_FUTEX_BITSET_ANY;
+			io_uring_sqe_set_data64(sqe, UD_FUTEX);
+			x->futex_armed = true;
+			x->sq_ready++;
+		}
+		if (!x->futex_armed) {
+			/* no FUTEX_WAIT opcode: wake up every 200 us to look */
+			struct __kernel_timespec ts = { 0, 200000 };
+			x->st.crossings++;
+			ret = io_uring_submit_and_wait_timeout(&x->ring, &cqe, 1, &ts, NULL);
+			x->sq_ready = 0;
+			return ret == -ETIME ? 0 : ret < 0 ? ret : 0;
+		}
+	}
+	x->st.crossings++;
+	ret = io_uring_submit_and_wait(&x->ring, 1);
+	x->sq_ready = 0;
+	return ret < 0 ? ret : 0;
+}
+
+int xsc__uring_cancel(struct xsc *x, int id)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&x->ring);
+
+	if (!sqe)
+		return -EAGAIN;
+	io_uring_prep_cancel64(sqe, (uint64_t)id << 2, 0);
+	io_uring_sqe_set_data64(sqe, UD_CANCEL);
+	x->sq_ready++;
+	return xsc__uring_submit(x) < 0 ? -EIO : 0;
+}
+
+void xsc__uring_cancel_all(struct xsc *x)
+{
+	for (unsigned i = 0; i < x->n; i++)
+		if (x->slot[i].backend <= XSC_BACKEND_SQPOLL &&
+		    st_get(&x->ent[i]) == XSC_BUSY)
+			xsc__uring_cancel(x, (int)i);
+}

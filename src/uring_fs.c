@@ -1,0 +1,353 @@
+/*
+ * uring_fs.c - file and directory calls on io_uring.
+ *
+ * The stat family has no io_uring opcode.  It runs as IORING_OP_STATX into
+ * the entry's private buffer, linked to a read of sizeof(struct stat)
+ * bytes from /dev/zero into the caller's buffer: the kernel itself checks
+ * that buffer (-EFAULT, never a crash in user space), in the same batch,
+ * and only when the lookup succeeded (the link cancels it otherwise, so a
+ * failed stat leaves the buffer untouched, as the synchronous call does).
+ * The statx result is then converted field by field the way the kernel's
+ * cp_new_stat() does.
+ */
+#include "uring_prep.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#define FD(v) ((int)(v))
+#define PTR(v) ((void *)(v))
+#define CPTR(v) ((const char *)(v))
+
+int xsc__prep_open(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	io_uring_prep_openat(xsc__sqe(x, id, 0), AT_FDCWD, CPTR(a[0]), (int)a[1],
+			     (mode_t)a[2]);
+	return 1;
+}
+
+int xsc__prep_openat(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	io_uring_prep_openat(xsc__sqe(x, id, 0), FD(a[0]), CPTR(a[1]), (int)a[2],
+			     (mode_t)a[3]);
+	return 1;
+}
+
+int xsc__prep_openat2(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	struct io_uring_sqe *sqe;
+
+	if (!FITS_U32(a[3]))
+		return 0;
+	sqe = xsc__sqe(x, id, 0);
+
+	io_uring_prep_openat2(sqe, FD(a[0]), CPTR(a[1]), PTR(a[2]));
+	sqe->len = (unsigned)a[3];	/* the caller's size, not liburing's */
+	return 1;
+}
+
+int xsc__prep_close(struct xsc *x, int id)
+{
+	io_uring_prep_close(xsc__sqe(x, id, 0), FD(A(x, id)[0]));
+	return 1;
+}
+
+/* io_uring refuses to close io_uring descriptors (-EBADF) where close(2)
+ * closes them.  An fd that is really invalid gives -EBADF synchronously
+ * too, with no effect, so the retry is harmless. */
+long xsc__done_close(struct xsc *x, int id)
+{
+	int res = slot_of(x, id)->res[0];
+	return res == -EBADF ? XSC_RETRY_SYNC : res;
+}
+
+int xsc__prep_fsync(struct xsc *x, int id)
+{
+	io_uring_prep_fsync(xsc__sqe(x, id, 0), FD(A(x, id)[0]), 0);
+	return 1;
+}
+
+int xsc__prep_fdatasync(struct xsc *x, int id)
+{
+	io_uring_prep_fsync(xsc__sqe(x, id, 0), FD(A(x, id)[0]),
+			    IORING_FSYNC_DATASYNC);
+	return 1;
+}
+
+int xsc__prep_sync_file_range(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	struct io_uring_sqe *sqe;
+
+	if (!FITS_U32(a[2]) || !FITS_U32(a[3]))
+		return 0;
+	sqe = xsc__sqe(x, id, 0);
+	io_uring_prep_rw(IORING_OP_SYNC_FILE_RANGE, sqe, FD(a[0]), NULL,
+			 (unsigned)a[2], a[1]);
+	sqe->sync_range_flags = (unsigned)a[3];
+	return 1;
+}
+
+int xsc__prep_fallocate(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	if (!FITS_U32(a[1]))
+		return 0;
+	io_uring_prep_fallocate(xsc__sqe(x, id, 0), FD(a[0]), (int)a[1], a[2], a[3]);
+	return 1;
+}
+
+int xsc__prep_fadvise64(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	if (!FITS_U32(a[2]) || a[2] == 0 || a[3] != (int)a[3])
+		return 0;	/* len 0 means "to the end": older kernels differ */
+	io_uring_prep_fadvise(xsc__sqe(x, id, 0), FD(a[0]), a[1], (off_t)a[2],
+			      (int)a[3]);
+	return 1;
+}
+
+int xsc__prep_madvise(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	if (!FITS_U32(a[1]) || a[1] == 0 || a[2] != (int)a[2])
+		return 0;
+	io_uring_prep_madvise(xsc__sqe(x, id, 0), PTR(a[0]), (off_t)a[1], (int)a[2]);
+	return 1;
+}
+
+int xsc__prep_ftruncate(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	io_uring_prep_rw(XSC_OP_FTRUNCATE, xsc__sqe(x, id, 0), FD(a[0]), NULL, 0,
+			 a[1]);
+	return 1;
+}
+
+int xsc__prep_statx(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	if (!a[1])
+		return 0;	/* NULL path with AT_EMPTY_PATH: 6.11+ syscall only */
+	io_uring_prep_statx(xsc__sqe(x, id, 0), FD(a[0]), CPTR(a[1]), (int)a[2],
+			    (unsigned)a[3], PTR(a[4]));
+	return 1;
+}
+
+/* statx into the slot, linked to the /dev/zero probe of the caller's
+ * struct stat (see the top of the file). */
+static int stat_common(struct xsc *x, int id, int dfd, long path, long ubuf,
+		       int flags)
+{
+	struct xsc_slot *s = slot_of(x, id);
+	struct io_uring_sqe *sqe;
+
+	if (x->zero_fd < 0 || !path)
+		return 0;
+	s->uptr = PTR(ubuf);
+	sqe = xsc__sqe(x, id, 0);
+	io_uring_prep_statx(sqe, dfd, CPTR(path), flags, STATX_BASIC_STATS,
+			    &s->u.stx);
+	sqe->flags |= IOSQE_IO_LINK;
+	io_uring_prep_read(xsc__sqe(x, id, 1), x->zero_fd, PTR(ubuf),
+			   sizeof(struct stat), 0);
+	return 2;
+}
+
+int xsc__prep_stat(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	return stat_common(x, id, AT_FDCWD, a[0], a[1], 0);
+}
+
+int xsc__prep_lstat(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	return stat_common(x, id, AT_FDCWD, a[0], a[1], AT_SYMLINK_NOFOLLOW);
+}
+
+int xsc__prep_fstat(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	if (a[0] < 0 || a[0] > INT32_MAX)
+		return 0;	/* statx would read AT_FDCWD as the cwd */
+	return stat_common(x, id, FD(a[0]), (long)"", a[1], AT_EMPTY_PATH);
+}
+
+int xsc__prep_newfstatat(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	const long ok = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH;
+	if (a[3] & ~ok)
+		return 0;	/* newfstatat's own -EINVAL */
+	return stat_common(x, id, FD(a[0]), a[1], a[2], (int)a[3]);
+}
+
+/* The kernel's cp_new_stat(), from a statx buffer. */
+static void stat_from_statx(struct stat *st, const struct statx *sx)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(sx->stx_dev_major, sx->stx_dev_minor);
+	st->st_ino = sx->stx_ino;
+	st->st_nlink = sx->stx_nlink;
+	st->st_mode = sx->stx_mode;
+	st->st_uid = sx->stx_uid;
+	st->st_gid = sx->stx_gid;
+	st->st_rdev = makedev(sx->stx_rdev_major, sx->stx_rdev_minor);
+	st->st_size = (off_t)sx->stx_size;
+	st->st_blksize = sx->stx_blksize;
+	st->st_blocks = (blkcnt_t)sx->stx_blocks;
+	st->st_atim.tv_sec = sx->stx_atime.tv_sec;
+	st->st_atim.tv_nsec = sx->stx_atime.tv_nsec;
+	st->st_mtim.tv_sec = sx->stx_mtime.tv_sec;
+	st->st_mtim.tv_nsec = sx->stx_mtime.tv_nsec;
+	st->st_ctim.tv_sec = sx->stx_ctime.tv_sec;
+	st->st_ctim.tv_nsec = sx->stx_ctime.tv_nsec;
+}
+
+long xsc__done_stat(struct xsc *x, int id)
+{
+	struct xsc_slot *s = slot_of(x, id);
+
+	if (s->res[0] < 0)
+		return s->res[0];
+	if (s->res[1] != (int)sizeof(struct stat))
+		return -EFAULT;	/* the kernel could not write the buffer */
+	stat_from_statx(s->uptr, &s->u.stx);
+	return 0;
+}
+
+int xsc__prep_rename(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	io_uring_prep_renameat(xsc__sqe(x, id, 0), AT_FDCWD, CPTR(a[0]), AT_FDCWD,
+			       CPTR(a[1]), 0);
+	return 1;
+}
+
+int xsc__prep_renameat(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	io_uring_prep_renameat(xsc__sqe(x, id, 0), FD(a[0]), CPTR(a[1]), FD(a[2]),
+			       CPTR(a[3]), 0);
+	return 1;
+}
+
+int xsc__prep_renameat2(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	io_uring_prep_renameat(xsc__sqe(x, id, 0), FD(a[0]), CPTR(a[1]), FD(a[2]),
+			       CPTR(a[3]), (unsigned)a[4]);
+	return 1;
+}
+
+int xsc__prep_unlink(struct xsc *x, int id)
+{
+	io_uring_prep_unlinkat(xsc__sqe(x, id, 0), AT_FDCWD, CPTR(A(x, id)[0]), 0);
+	return 1;
+}
+
+int xsc__prep_rmdir(struct xsc *x, int id)
+{
+	io_uring_prep_unlinkat(xsc__sqe(x, id, 0), AT_FDCWD, CPTR(A(x, id)[0]),
+			       AT_REMOVEDIR);
+	return 1;
+}
+
+int xsc__prep_unlinkat(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	io_uring_prep_unlinkat(xsc__sqe(x, id, 0), FD(a[0]), CPTR(a[1]), (int)a[2]);
+	return 1;
+}
+
+int xsc__prep_mkdir(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	io_uring_prep_mkdirat(xsc__sqe(x, id, 0), AT_FDCWD, CPTR(a[0]), (mode_t)a[1]);
+	return 1;
+}
+
+int xsc__prep_mkdirat(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	io_uring_prep_mkdirat(xsc__sqe(x, id, 0), FD(a[0]), CPTR(a[1]), (mode_t)a[2]);
+	return 1;
+}
+
+int xsc__prep_symlink(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	io_uring_prep_symlinkat(xsc__sqe(x, id, 0), CPTR(a[0]), AT_FDCWD, CPTR(a[1]));
+	return 1;
+}
+
+int xsc__prep_symlinkat(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	io_uring_prep_symlinkat(xsc__sqe(x, id, 0), CPTR(a[0]), FD(a[1]), CPTR(a[2]));
+	return 1;
+}
+
+int xsc__prep_link(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	io_uring_prep_linkat(xsc__sqe(x, id, 0), AT_FDCWD, CPTR(a[0]), AT_FDCWD,
+			     CPTR(a[1]), 0);
+	return 1;
+}
+
+int xsc__prep_linkat(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	io_uring_prep_linkat(xsc__sqe(x, id, 0), FD(a[0]), CPTR(a[1]), FD(a[2]),
+			     CPTR(a[3]), (int)a[4]);
+	return 1;
+}
+
+/* getxattr(path, name, value, size) and friends. */
+int xsc__prep_getxattr(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	if (!FITS_U32(a[3]))
+		return 0;
+	io_uring_prep_getxattr(xsc__sqe(x, id, 0), CPTR(a[1]), PTR(a[2]),
+			       CPTR(a[0]), (unsigned)a[3]);
+	return 1;
+}
+
+int xsc__prep_setxattr(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	if (!FITS_U32(a[3]))
+		return 0;
+	io_uring_prep_setxattr(xsc__sqe(x, id, 0), CPTR(a[1]), CPTR(a[2]),
+			       CPTR(a[0]), (int)a[4], (unsigned)a[3]);
+	return 1;
+}
+
+int xsc__prep_fgetxattr(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	if (!FITS_U32(a[3]))
+		return 0;
+	io_uring_prep_fgetxattr(xsc__sqe(x, id, 0), FD(a[0]), CPTR(a[1]), PTR(a[2]),
+				(unsigned)a[3]);
+	return 1;
+}
+
+int xsc__prep_fsetxattr(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	if (!FITS_U32(a[3]))
+		return 0;
+	io_uring_prep_fsetxattr(xsc__sqe(x, id, 0), FD(a[0]), CPTR(a[1]), CPTR(a[2]),
+				(int)a[4], (unsigned)a[3]);
+	return 1;
+}

@@ -1,0 +1,202 @@
+/*
+ * uring_misc.c - splice/tee, epoll_ctl, sleeping, poll, futex and waitid
+ * on io_uring.
+ *
+ * Some of these read a small structure from caller memory before the call
+ * can be described to io_uring (the timespec of nanosleep, the pollfd of
+ * poll).  That read goes through xsc__ucopy_in(), which fails with -EFAULT
+ * instead of crashing; a failure declines the entry, and the fallback
+ * executor then returns the kernel's own -EFAULT.  Arguments the kernel
+ * would reject with -EINVAL are declined the same way, so every error
+ * comes from the kernel, never from xsc.
+ */
+#include "uring_prep.h"
+
+#include <linux/futex.h>
+#include <time.h>
+
+#define FD(v) ((int)(v))
+#define PTR(v) ((void *)(v))
+#define SPLICE_F_ALL 0xfu
+
+int xsc__prep_splice(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	/* offsets are in/out pointers for splice(2), values for io_uring */
+	if (a[1] || a[3] || !FITS_U32(a[4]) || ((uint64_t)a[5] & ~SPLICE_F_ALL))
+		return 0;
+	io_uring_prep_splice(xsc__sqe(x, id, 0), FD(a[0]), -1, FD(a[2]), -1,
+			     (unsigned)a[4], (unsigned)a[5]);
+	return 1;
+}
+
+int xsc__prep_tee(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	if (!FITS_U32(a[2]) || ((uint64_t)a[3] & ~SPLICE_F_ALL))
+		return 0;
+	io_uring_prep_tee(xsc__sqe(x, id, 0), FD(a[0]), FD(a[1]), (unsigned)a[2],
+			  (unsigned)a[3]);
+	return 1;
+}
+
+int xsc__prep_epoll_ctl(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	io_uring_prep_epoll_ctl(xsc__sqe(x, id, 0), FD(a[0]), FD(a[2]), (int)a[1],
+				PTR(a[3]));
+	return 1;
+}
+
+/* Copies and checks the caller's timespec; 0 declines. */
+static int get_ts(struct xsc_slot *s, long uts)
+{
+	struct __kernel_timespec *ts = &s->u.tm.ts;
+
+	if (xsc__ucopy_in(ts, PTR(uts), sizeof(*ts)) < 0)
+		return 0;
+	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
+}
+
+int xsc__prep_nanosleep(struct xsc *x, int id)
+{
+	struct xsc_slot *s = slot_of(x, id);
+
+	if (!get_ts(s, A(x, id)[0]))
+		return 0;
+	io_uring_prep_timeout(xsc__sqe(x, id, 0), &s->u.tm.ts, 0, 0);
+	return 1;
+}
+
+int xsc__prep_clock_nanosleep(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	struct xsc_slot *s = slot_of(x, id);
+	unsigned flags = 0;
+
+	switch (a[0]) {
+	case CLOCK_MONOTONIC: break;
+	case CLOCK_REALTIME: flags = IORING_TIMEOUT_REALTIME; break;
+	case CLOCK_BOOTTIME: flags = IORING_TIMEOUT_BOOTTIME; break;
+	default: return 0;
+	}
+	if (a[1] == TIMER_ABSTIME)
+		flags |= IORING_TIMEOUT_ABS;
+	else if (a[1] != 0)
+		return 0;
+	if (!get_ts(s, a[2]))
+		return 0;
+	io_uring_prep_timeout(xsc__sqe(x, id, 0), &s->u.tm.ts, 0, flags);
+	return 1;
+}
+
+/* A timeout that expires completes with -ETIME: the sleep's 0. */
+long xsc__done_sleep(struct xsc *x, int id)
+{
+	int res = slot_of(x, id)->res[0];
+	return res == -ETIME ? 0 : res;
+}
+
+/* poll(fds, 1, timeout): POLL_ADD, linked to a LINK_TIMEOUT when the
+ * timeout is positive.  Timeout 0 (a non-blocking check) and several fds
+ * are declined. */
+int xsc__prep_poll(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	struct xsc_slot *s = slot_of(x, id);
+	struct io_uring_sqe *sqe;
+	int tmo = (int)a[2];
+
+	if (a[1] != 1 || tmo == 0 || xsc__ucopy_in(&s->u.tm.pfd, PTR(a[0]),
+						   sizeof(struct pollfd)) < 0)
+		return 0;
+	if (s->u.tm.pfd.fd < 0)
+		return 0;
+	s->uptr = PTR(a[0]);
+	sqe = xsc__sqe(x, id, 0);
+	io_uring_prep_poll_add(sqe, s->u.tm.pfd.fd, (unsigned short)s->u.tm.pfd.events);
+	if (tmo < 0)
+		return 1;
+	s->u.tm.ts.tv_sec = tmo / 1000;
+	s->u.tm.ts.tv_nsec = (tmo % 1000) * 1000000L;
+	sqe->flags |= IOSQE_IO_LINK;
+	io_uring_prep_link_timeout(xsc__sqe(x, id, 1), &s->u.tm.ts, 0);
+	return 2;
+}
+
+long xsc__done_poll(struct xsc *x, int id)
+{
+	struct xsc_slot *s = slot_of(x, id);
+	struct pollfd *u = s->uptr;
+	short rev;
+	long ret;
+
+	if (s->res[0] == -EBADF)
+		return XSC_RETRY_SYNC;	/* poll(2) reports POLLNVAL instead */
+	if (s->res[0] >= 0) {
+		/* poll(2) reports only the asked events plus ERR/HUP/NVAL */
+		rev = (short)(s->res[0] & (s->u.tm.pfd.events | POLLERR | POLLHUP |
+					   POLLNVAL));
+		ret = rev != 0;
+	} else if (s->res[0] == -ECANCELED && s->res[1] == -ETIME) {
+		rev = 0;
+		ret = 0;	/* the timeout expired */
+	} else {
+		return s->res[0];
+	}
+	if (xsc__ucopy_out(&u->revents, &rev, sizeof(rev)) < 0)
+		return -EFAULT;
+	return ret;
+}
+
+/* futex WAIT/WAKE and their BITSET forms without a timeout.  Everything
+ * else (timeouts, requeue, PI, wake-op) is declined to the fallback. */
+int xsc__prep_futex(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	struct io_uring_sqe *sqe;
+	int op = (int)a[1], cmd = op & FUTEX_CMD_MASK;
+	uint32_t flags = FUTEX2_SIZE_U32, mask = XSC_FUTEX_BITSET_ANY;
+	uint64_t val = (uint32_t)a[2];
+
+	if (op & FUTEX_CLOCK_REALTIME)
+		return 0;
+	if (op & FUTEX_PRIVATE_FLAG)
+		flags |= FUTEX2_PRIVATE;
+	if (cmd == FUTEX_WAIT_BITSET || cmd == FUTEX_WAKE_BITSET) {
+		mask = (uint32_t)a[5];
+		if (!mask)
+			return 0;
+	}
+	if ((cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET) && !a[3]) {
+		op = XSC_OP_FUTEX_WAIT;
+	} else if (cmd == FUTEX_WAKE || cmd == FUTEX_WAKE_BITSET) {
+		if ((int)val <= 0)
+			return 0;
+		op = XSC_OP_FUTEX_WAKE;
+	} else {
+		return 0;
+	}
+	if (!xsc__uring_has(x, (unsigned)op))
+		return 0;
+	sqe = xsc__sqe(x, id, 0);
+	io_uring_prep_rw(op, sqe, (int)flags, PTR(a[0]), 0, 0);
+	sqe->addr2 = val;
+	sqe->addr3 = mask;
+	return 1;
+}
+
+/* waitid(which, pid, infop, options, rusage); rusage is not in io_uring. */
+int xsc__prep_waitid(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	struct io_uring_sqe *sqe;
+
+	if (a[4])
+		return 0;
+	sqe = xsc__sqe(x, id, 0);
+	io_uring_prep_rw(XSC_OP_WAITID, sqe, (int)a[1], NULL, (unsigned)a[0], 0);
+	sqe->file_index = (uint32_t)a[3];
+	sqe->addr2 = (uint64_t)a[2];
+	return 1;
+}

@@ -1,0 +1,89 @@
+/*
+ * uring_prep.h - the io_uring translations of the syscall table, one file
+ * per family (uring_rw.c, uring_fs.c, uring_net.c, uring_misc.c), as the
+ * kernel's io_uring/ splits rw.c, fs.c, net.c.  Update src/table.c when
+ * you add one here.
+ */
+#ifndef XSC_URING_PREP_H
+#define XSC_URING_PREP_H
+#include "internal.h"
+
+#define A(x, id) ((x)->ent[(id)].args)
+#define FITS_U32(v) ((uint64_t)(v) <= UINT32_MAX)
+
+/* uring.c */
+int xsc__prep_nop(struct xsc *x, int id);
+
+/* uring_rw.c */
+int xsc__prep_read(struct xsc *x, int id);
+int xsc__prep_write(struct xsc *x, int id);
+int xsc__prep_pread(struct xsc *x, int id);
+int xsc__prep_pwrite(struct xsc *x, int id);
+int xsc__prep_readv(struct xsc *x, int id);
+int xsc__prep_writev(struct xsc *x, int id);
+int xsc__prep_preadv(struct xsc *x, int id);
+int xsc__prep_pwritev(struct xsc *x, int id);
+int xsc__prep_preadv2(struct xsc *x, int id);
+int xsc__prep_pwritev2(struct xsc *x, int id);
+
+/* uring_fs.c */
+int xsc__prep_open(struct xsc *x, int id);
+int xsc__prep_openat(struct xsc *x, int id);
+int xsc__prep_openat2(struct xsc *x, int id);
+int xsc__prep_close(struct xsc *x, int id);
+long xsc__done_close(struct xsc *x, int id);
+int xsc__prep_fsync(struct xsc *x, int id);
+int xsc__prep_fdatasync(struct xsc *x, int id);
+int xsc__prep_sync_file_range(struct xsc *x, int id);
+int xsc__prep_fallocate(struct xsc *x, int id);
+int xsc__prep_fadvise64(struct xsc *x, int id);
+int xsc__prep_madvise(struct xsc *x, int id);
+int xsc__prep_ftruncate(struct xsc *x, int id);
+int xsc__prep_statx(struct xsc *x, int id);
+int xsc__prep_stat(struct xsc *x, int id);
+int xsc__prep_lstat(struct xsc *x, int id);
+int xsc__prep_fstat(struct xsc *x, int id);
+int xsc__prep_newfstatat(struct xsc *x, int id);
+long xsc__done_stat(struct xsc *x, int id);
+int xsc__prep_rename(struct xsc *x, int id);
+int xsc__prep_renameat(struct xsc *x, int id);
+int xsc__prep_renameat2(struct xsc *x, int id);
+int xsc__prep_unlink(struct xsc *x, int id);
+int xsc__prep_rmdir(struct xsc *x, int id);
+int xsc__prep_unlinkat(struct xsc *x, int id);
+int xsc__prep_mkdir(struct xsc *x, int id);
+int xsc__prep_mkdirat(struct xsc *x, int id);
+int xsc__prep_symlink(struct xsc *x, int id);
+int xsc__prep_symlinkat(struct xsc *x, int id);
+int xsc__prep_link(struct xsc *x, int id);
+int xsc__prep_linkat(struct xsc *x, int id);
+int xsc__prep_getxattr(struct xsc *x, int id);
+int xsc__prep_setxattr(struct xsc *x, int id);
+int xsc__prep_fgetxattr(struct xsc *x, int id);
+int xsc__prep_fsetxattr(struct xsc *x, int id);
+
+/* uring_net.c */
+int xsc__prep_socket(struct xsc *x, int id);
+int xsc__prep_connect(struct xsc *x, int id);
+int xsc__prep_accept(struct xsc *x, int id);
+int xsc__prep_accept4(struct xsc *x, int id);
+int xsc__prep_bind(struct xsc *x, int id);
+int xsc__prep_listen(struct xsc *x, int id);
+int xsc__prep_sendto(struct xsc *x, int id);
+int xsc__prep_recvfrom(struct xsc *x, int id);
+int xsc__prep_sendmsg(struct xsc *x, int id);
+int xsc__prep_recvmsg(struct xsc *x, int id);
+int xsc__prep_shutdown(struct xsc *x, int id);
+
+/* uring_misc.c */
+int xsc__prep_splice(struct xsc *x, int id);
+int xsc__prep_tee(struct xsc *x, int id);
+int xsc__prep_epoll_ctl(struct xsc *x, int id);
+int xsc__prep_nanosleep(struct xsc *x, int id);
+int xsc__prep_clock_nanosleep(struct xsc *x, int id);
+long xsc__done_sleep(struct xsc *x, int id);
+int xsc__prep_poll(struct xsc *x, int id);
+long xsc__done_poll(struct xsc *x, int id);
+int xsc__prep_futex(struct xsc *x, int id);
+int xsc__prep_waitid(struct xsc *x, int id);
+#endif

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Test runner: one program per feature.  Exit 0 pass, 1 fail, 77 skip.
+#   tests/run.sh BUILD_DIR [NAME-FILTER]
+# A test's source may carry these markers:
+#   xsc-test: per-backend   run once per executor (uring sqpoll worker inline)
+#   xsc-test: timeout=N     per-run timeout in seconds (default 120)
+# Shell tests (tests/t_*.sh) get the build directory as $1.
+# Ends with the line "N passed, N failed, N skipped".
+set -u
+build=$(cd "${1:?usage: tests/run.sh BUILD_DIR [FILTER]}" && pwd)
+filter=${2:-}
+src=$(cd "$(dirname "$0")" && pwd)
+backends=${XSC_TEST_BACKENDS:-"uring sqpoll worker inline"}
+pass=0 fail=0 skip=0 failed=()
+logdir=$build/test-logs
+mkdir -p "$logdir"
+
+run_one() { # run_one LABEL TIMEOUT CMD...
+	local label=$1 tmo=$2; shift 2
+	local log=$logdir/${label//[\/ =]/_}.log t0=$SECONDS rc
+	timeout -k 5 "$tmo" "$@" >"$log" 2>&1
+	rc=$?
+	case $rc in
+	0) pass=$((pass + 1)); printf 'PASS %-40s %3ss\n' "$label" $((SECONDS - t0)) ;;
+	77) skip=$((skip + 1)); printf 'SKIP %-40s %s\n' "$label" "$(tail -n 1 "$log")" ;;
+	124|137) fail=$((fail + 1)); failed+=("$label"); printf 'FAIL %-40s timeout after %ss\n' "$label" "$tmo"; tail -n 20 "$log" | sed 's/^/     | /' ;;
+	*) fail=$((fail + 1)); failed+=("$label"); printf 'FAIL %-40s exit %s\n' "$label" "$rc"; tail -n 20 "$log" | sed 's/^/     | /' ;;
+	esac
+}
+
+for f in "$src"/t_*.c "$src"/t_*.sh; do
+	[ -e "$f" ] || continue
+	name=$(basename "${f%.*}")
+	[ -n "$filter" ] && [[ $name != *$filter* ]] && continue
+	tmo=$(sed -n 's/.*xsc-test: timeout=\([0-9]*\).*/\1/p' "$f" | head -n 1)
+	tmo=${tmo:-120}
+	if [[ $f == *.sh ]]; then
+		run_one "$name" "$tmo" bash "$f" "$build"
+		continue
+	fi
+	bin=$build/tests/$name
+	if [ ! -x "$bin" ]; then
+		fail=$((fail + 1)); failed+=("$name"); echo "FAIL $name (not built)"; continue
+	fi
+	if grep -q 'xsc-test: per-backend' "$f"; then
+		for b in $backends; do
+			XSC_BACKEND=$b run_one "$name[$b]" "$tmo" env XSC_BACKEND=$b "$bin"
+		done
+	else
+		run_one "$name" "$tmo" "$bin"
+	fi
+done
+[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

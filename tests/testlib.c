@@ -1,0 +1,77 @@
+#include "testlib.h"
+#include <dirent.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+void skip(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("SKIP: ", stdout);
+	vprintf(fmt, ap);
+	putchar('\n');
+	va_end(ap);
+	exit(77);
+}
+
+int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 3; /* ".", ".." and the DIR's own fd */
+}
+
+long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = 0, rss = 0;
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+		rss = -1;
+	fclose(f);
+	return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+const char *test_backend(void)
+{
+	const char *b = getenv("XSC_BACKEND");
+	return b && *b ? b : "auto";
+}
+
+int test_sanitized(void)
+{
+#ifdef XSC_SANITIZE
+	return 1;
+#else
+	return getenv("XSC_TEST_SANITIZE") != NULL;
+#endif
+}
+
+static char scratch[64];
+
+static void rm_scratch(void)
+{
+	char cmd[96];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", scratch);
+}
+
+const char *scratch_dir(void)
+{
+	if (!scratch[0]) {
+		strcpy(scratch, "/tmp/xsc-test-XXXXXX");
+		if (!mkdtemp(scratch)) {
+			perror("mkdtemp");
+			exit(1);
+		}
+		atexit(rm_scratch);
+	}
+	return scratch;
+}

@@ -1,0 +1,31 @@
+/* Small assertion helpers for the xsc tests: typed, print both operands,
+ * exit 1 on failure; skip() exits 77 with the reason. */
+#ifndef XSC_TESTLIB_H
+#define XSC_TESTLIB_H
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(c) do { if (!(c)) { \
+	fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
+	exit(1); } } while (0)
+#define CHECK_EQ(a, b) do { long long _a = (long long)(a), _b = (long long)(b); \
+	if (_a != _b) { fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", \
+	__FILE__, __LINE__, #a, #b, _a, _b); exit(1); } } while (0)
+#define CHECK_GE(a, b) do { long long _a = (long long)(a), _b = (long long)(b); \
+	if (_a < _b) { fprintf(stderr, "%s:%d: %s >= %s failed: %lld < %lld\n", \
+	__FILE__, __LINE__, #a, #b, _a, _b); exit(1); } } while (0)
+
+void skip(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* Number of open file descriptors of this process. */
+int count_fds(void);
+/* Resident set size in KiB. */
+long rss_kib(void);
+/* XSC_BACKEND from the environment, or "auto". */
+const char *test_backend(void);
+/* 1 when built with sanitizers (tests may scale their loops down). */
+int test_sanitized(void);
+/* A fresh scratch directory under /tmp, removed at exit. */
+const char *scratch_dir(void);
+#endif
