@@ -1,2 +1,169 @@
-/* placeholder until the CLI lands */
-int main(void) { return 0; }
+/*
+ * xsc.c - the command-line tool.
+ *
+ *   xsc info [--all]          kernel, cores, io_uring state, route table
+ *   xsc bench <name> [opts]   experiments (null, switch, trace, ...)
+ *   xsc trace [opts] -- cmd   syscall profiler (tools/trace)
+ *
+ * Subcommands that live in other parts of the tree are linked weakly, so
+ * the tool builds and says "not built" while a part is missing.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "xsc.h"
+
+int xsc_bench_null(int argc, char **argv);
+int xsc_bench_switch(int argc, char **argv) __attribute__((weak));
+int xsc_bench_trace(int argc, char **argv) __attribute__((weak));
+int xsc_trace_main(int argc, char **argv) __attribute__((weak));
+
+static const char usage[] =
+	"usage: xsc <command> [args]\n"
+	"  info [--all]            kernel, io_uring probe and the route of every syscall\n"
+	"  bench <name> [--quick]  run an experiment; `xsc bench --help` lists them\n"
+	"  trace [opts] -- cmd     record a program's syscalls and find multi-calls\n"
+	"  help                    this text\n"
+	"Environment: XSC_BACKEND=auto|uring|sqpoll|worker|inline\n";
+
+static int read_int(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	struct xsc *x;
+	struct xsc_probe p;
+	struct utsname u;
+	bool all = false;
+	int ret;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--all")) {
+			all = true;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: xsc info [--all]\n  Prints the kernel, cores, "
+			       "io_uring state and the route (executor and reason) of\n"
+			       "  every syscall xsc knows; --all adds every number the "
+			       "kernel headers name.\n");
+			return 0;
+		} else {
+			fprintf(stderr, "xsc info: unknown argument %s\n", argv[i]);
+			return 2;
+		}
+	}
+	ret = xsc_open(&x, NULL);
+	if (ret < 0) {
+		fprintf(stderr, "xsc info: xsc_open: %s\n", strerror(-ret));
+		return 1;
+	}
+	xsc_probe_get(x, &p);
+	uname(&u);
+	printf("kernel:     %s %s %s\n", u.sysname, u.release, u.machine);
+	printf("cores:      %ld online\n", sysconf(_SC_NPROCESSORS_ONLN));
+	printf("io_uring:   %s%s%s (kernel.io_uring_disabled=%d)\n",
+	       p.uring ? "available" : "unavailable", *p.reason ? ": " : "", p.reason,
+	       read_int("/proc/sys/kernel/io_uring_disabled"));
+	if (p.uring)
+		printf("opcodes:    %d probed\n", p.nops);
+	printf("sqpoll:     %s%s%s\n", p.sqpoll ? "in use" : "not in use",
+	       *p.sqpoll_reason ? ": " : "", p.sqpoll_reason);
+	printf("seccomp:    %s\n", p.seccomp ? "filter active (io_uring would "
+	       "bypass it)" : "none");
+	printf("backend:    %s\n", getenv("XSC_BACKEND") ? getenv("XSC_BACKEND") : "auto");
+	printf("\n%-4s %-20s %-7s %s\n", "nr", "syscall", "route", "reason");
+	for (long nr = 0; nr < 1024; nr++) {
+		const char *why, *name = xsc_syscall_name(nr);
+		int r = xsc_route(x, nr, &why);
+		if (!strcmp(name, "?") || (!all && !strcmp(why, "no io_uring form") &&
+					   r != XSC_BACKEND_URING))
+			continue;
+		if (!all && !strcmp(why, "depends on the calling thread"))
+			continue;
+		printf("%-4ld %-20s %-7s %s\n", nr, name, xsc_backend_name(r), why);
+	}
+	if (!all)
+		printf("(calls without an io_uring form and thread-bound calls are "
+		       "omitted; --all lists them)\n");
+	xsc_close(x);
+	return 0;
+}
+
+struct bench {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *what;
+};
+
+static int cmd_bench(int argc, char **argv)
+{
+	const struct bench b[] = {
+		{ "null", xsc_bench_null, "null-call cost vs batch size, cost model (FlexSC Fig. 9/10, WSC Fig. 3)" },
+		{ "switch", xsc_bench_switch, "fiber context-switch cost vs ucontext" },
+		{ "trace", xsc_bench_trace, "tracing overhead: untraced vs xsc trace vs strace" },
+	};
+	const int nb = (int)(sizeof(b) / sizeof(b[0]));
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		printf("usage: xsc bench <name> [--quick] [--rounds N] [--out DIR]\n");
+		for (int i = 0; i < nb; i++)
+			printf("  %-8s %s%s\n", b[i].name, b[i].what,
+			       b[i].fn ? "" : " (not built)");
+		return argc < 2 ? 2 : 0;
+	}
+	for (int i = 0; i < nb; i++) {
+		if (strcmp(argv[1], b[i].name))
+			continue;
+		if (!b[i].fn) {
+			fprintf(stderr, "xsc bench: %s is not built into this binary\n",
+				b[i].name);
+			return 2;
+		}
+		return b[i].fn(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "xsc bench: unknown experiment '%s'; valid ones:", argv[1]);
+	for (int i = 0; i < nb; i++)
+		fprintf(stderr, " %s", b[i].name);
+	fprintf(stderr, "\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "%s", usage);
+		return 2;
+	}
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "-h")) {
+		printf("%s", usage);
+		return 0;
+	}
+	if (!strcmp(argv[1], "info"))
+		return cmd_info(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "bench"))
+		return cmd_bench(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "trace")) {
+		if (!xsc_trace_main) {
+			fprintf(stderr, "xsc trace: not built into this binary\n");
+			return 2;
+		}
+		return xsc_trace_main(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "xsc: unknown command '%s'\n%s", argv[1], usage);
+	return 2;
+}

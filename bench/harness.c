@@ -1,0 +1,143 @@
+/*
+ * harness.c - the shared bench harness (see harness.h).
+ */
+#include "harness.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int bench_parse(int argc, char **argv, struct bench_opts *o, const char *usage)
+{
+	int i;
+
+	o->quick = false;
+	o->out = "results";
+	o->rounds = 0;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick")) {
+			o->quick = true;
+		} else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
+			o->out = argv[++i];
+		} else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
+			o->rounds = atoi(argv[++i]);
+			if (o->rounds < 1) {
+				fprintf(stderr, "xsc bench: --rounds needs a number >= 1\n");
+				return -1;
+			}
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("%s", usage);
+			return -2;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "xsc bench: unknown option %s\n%s", argv[i], usage);
+			return -1;
+		} else {
+			break;
+		}
+	}
+	if (!o->rounds)
+		o->rounds = o->quick ? 3 : 5;
+	return i;
+}
+
+int64_t bench_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int bench_pin(int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	return sched_setaffinity(0, sizeof(s), &s) ? -errno : 0;
+}
+
+int bench_ncpu(void)
+{
+	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+void bench_progress(const char *name, int i, int n, int64_t t0_ns)
+{
+	double el = (bench_now_ns() - t0_ns) / 1e9;
+	double eta = i > 0 ? el / i * (n - i) : 0;
+
+	if (!isatty(2))
+		return;
+	fprintf(stderr, "\r%s: step %d/%d, %.0fs elapsed, ETA %.0fs   ", name, i, n,
+		el, eta);
+}
+
+void bench_progress_done(void)
+{
+	if (isatty(2))
+		fprintf(stderr, "\r%60s\r", "");
+}
+
+const char *bench_path(const struct bench_opts *o, const char *file, char *buf,
+		       size_t len)
+{
+	snprintf(buf, len, "%s/%s", o->out, file);
+	return buf;
+}
+
+FILE *bench_csv_open(const struct bench_opts *o, const char *name,
+		     const char *header)
+{
+	char path[512];
+	FILE *f;
+
+	mkdir(o->out, 0755);
+	snprintf(path, sizeof(path), "%s/%s.csv.part", o->out, name);
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "xsc bench: cannot write %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	fprintf(f, "%s\n", header);
+	return f;
+}
+
+int bench_csv_close(const struct bench_opts *o, const char *name, FILE *f,
+		    bool ok)
+{
+	char part[512], path[512];
+
+	snprintf(part, sizeof(part), "%s/%s.csv.part", o->out, name);
+	snprintf(path, sizeof(path), "%s/%s.csv", o->out, name);
+	if (fclose(f) != 0)
+		ok = false;
+	if (!ok) {
+		unlink(part);
+		return -1;
+	}
+	return rename(part, path) ? -errno : 0;
+}
+
+int bench_plot(const struct bench_opts *o, const char *name, const char *script)
+{
+	char cmd[256];
+	FILE *p;
+
+	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "xsc bench: gnuplot not found, no plot for %s "
+			"(apt-get install gnuplot-nox, or run `make demo`)\n", name);
+		return -1;
+	}
+	snprintf(cmd, sizeof(cmd), "gnuplot");
+	p = popen(cmd, "w");
+	if (!p)
+		return -1;
+	fprintf(p, "DIR='%s'\nset terminal pngcairo size 900,560 noenhanced\n"
+		"set output DIR.'/%s.png'\nset datafile separator ','\n"
+		"set key autotitle columnhead\nset grid\n%s\n", o->out, name, script);
+	return pclose(p) == 0 ? 0 : -1;
+}

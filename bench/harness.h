@@ -1,0 +1,47 @@
+/*
+ * harness.h - what every `xsc bench` experiment shares: options, a clock,
+ * CPU pinning, a progress line with ETA, CSV files that appear only when
+ * complete, and gnuplot plots.
+ */
+#ifndef XSC_BENCH_HARNESS_H
+#define XSC_BENCH_HARNESS_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct bench_opts {
+	bool quick;		/* seconds, not minutes */
+	const char *out;	/* results directory (default "results") */
+	int rounds;		/* best-of rounds */
+};
+
+/* Parses --quick, --out DIR, --rounds N; returns argv index of the first
+ * other argument or -1 after printing usage for --help / bad input. */
+int bench_parse(int argc, char **argv, struct bench_opts *o, const char *usage);
+
+int64_t bench_now_ns(void);
+/* Pins the calling thread to cpu; 0 or -errno. */
+int bench_pin(int cpu);
+int bench_ncpu(void);
+
+/* Progress line on stderr: "name: step i/n, ETA 12s". */
+void bench_progress(const char *name, int i, int n, int64_t t0_ns);
+void bench_progress_done(void);
+
+/* A CSV written to DIR/name.csv.part and renamed to DIR/name.csv by
+ * bench_csv_close(ok=true): a failed run never leaves a CSV that looks
+ * complete. */
+FILE *bench_csv_open(const struct bench_opts *o, const char *name,
+		     const char *header);
+int bench_csv_close(const struct bench_opts *o, const char *name, FILE *f,
+		    bool ok);
+
+/* Runs gnuplot on script (which may use DIR for the results directory);
+ * writes DIR/name.png.  Returns 0, or -1 with a message naming the
+ * package when gnuplot is missing. */
+int bench_plot(const struct bench_opts *o, const char *name, const char *script);
+
+/* Path of DIR/file in buf. */
+const char *bench_path(const struct bench_opts *o, const char *file, char *buf,
+		       size_t len);
+#endif
