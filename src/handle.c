@@ -77,14 +77,17 @@ XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 	}
 	x->n = x->cfg.npages * XSC_ENTRIES_PER_PAGE;
 	x->ent = aligned_alloc(4096, x->n * sizeof(struct xsc_entry));
-	x->slot = calloc(x->n, sizeof(struct xsc_slot));
-	if (!x->ent || !x->slot) {
+	x->slot = aligned_alloc(64, x->n * sizeof(struct xsc_slot));
+	x->aux = calloc(x->n, sizeof(union xsc_aux));
+	if (!x->ent || !x->slot || !x->aux) {
 		free(x->ent);
 		free(x->slot);
+		free(x->aux);
 		free(x);
 		return -ENOMEM;
 	}
 	memset(x->ent, 0, x->n * sizeof(struct xsc_entry));
+	memset(x->slot, 0, x->n * sizeof(struct xsc_slot));
 	for (unsigned i = 0; i < x->n; i++)
 		x->slot[i].next = i + 1 < x->n ? (int)i + 1 : -1;
 	x->free_head = 0;
@@ -124,6 +127,7 @@ XSC_EXPORT int xsc_close(struct xsc *x)
 	xsc__workers_stop(x);
 	free(x->ent);
 	free(x->slot);
+	free(x->aux);
 	free(x);
 	return 0;
 }

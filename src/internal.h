@@ -98,17 +98,21 @@ struct xsc_slot {
 	_Atomic int worker;	/* tid of the syscall thread running it, or 0 */
 	int32_t res[2];		/* CQE results, part 0 and part 1 */
 	void *uptr;		/* caller's buffer to fill on completion */
-	union {
-		struct statx stx;
-		struct {
-			struct msghdr mh;
-			struct iovec iov;
-		} msg;
-		struct {
-			struct __kernel_timespec ts;
-			struct pollfd pfd;
-		} tm;
-	} u;
+} __attribute__((aligned(64)));
+
+/* Buffers only some translations need, kept apart from the hot slots so
+ * the common path touches two cache lines per entry: the entry and its
+ * slot. */
+union xsc_aux {
+	struct statx stx;
+	struct {
+		struct msghdr mh;
+		struct iovec iov;
+	} msg;
+	struct {
+		struct __kernel_timespec ts;
+		struct pollfd pfd;
+	} tm;
 };
 
 /* ---- the handle --------------------------------------------------------- */
@@ -118,6 +122,7 @@ struct xsc_workers;
 struct xsc {
 	struct xsc_entry *ent;	/* the syscall pages */
 	struct xsc_slot *slot;
+	union xsc_aux *aux;
 	unsigned n;		/* entries */
 	struct xsc_config cfg;
 
@@ -149,6 +154,7 @@ struct xsc {
 /* ---- dispatcher helpers used by the executors ------------------------- */
 
 static inline struct xsc_slot *slot_of(struct xsc *x, int id) { return &x->slot[id]; }
+static inline union xsc_aux *aux_of(struct xsc *x, int id) { return &x->aux[id]; }
 
 /* Marks entry id DONE with result ret (owner thread). */
 void xsc__complete(struct xsc *x, int id, long ret);

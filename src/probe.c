@@ -126,12 +126,12 @@ static void route_one(struct xsc *x, long nr, unsigned *nmissing)
 	} else if (!x->have_ring) {
 		why = x->cfg.backend == XSC_BACKEND_WORKER ? "XSC_BACKEND=worker" :
 		      x->cfg.backend == XSC_BACKEND_INLINE ? "XSC_BACKEND=inline" :
-		      "io_uring unavailable";
+		      x->reason[0] ? x->reason : "io_uring unavailable";
 	} else if ((why = missing_op(x, d)) != NULL) {
 		(*nmissing)++;
 	} else {
 		x->route[nr] = (uint8_t)ring;
-		x->why[nr] = d->note ? d->note : "io_uring";
+		x->why[nr] = d->note;
 		return;
 	}
 	x->route[nr] = (uint8_t)fallback(x, d);

@@ -26,12 +26,12 @@
 #define URING(nm, n, fl, opc, kinds, pfn, dfn, nt) \
 	[SYS_##nm] = { .name = #nm, .nargs = n, .flags = (fl) | K, \
 		       .op = { opc, 0 }, .prep = pfn, .done = dfn, \
-		       .args = kinds, .note = nt }
+		       .args = kinds, .note = "io_uring" nt }
 #define URING2(nm, n, fl, op0, op1, kinds, pfn, dfn, nt) \
 	[SYS_##nm] = { .name = #nm, .nargs = n, .flags = (fl) | K, \
 		       .op = { op0, op1 }, .prep = pfn, .done = dfn, \
-		       .args = kinds, .note = nt }
-#define U(nm, n, opc, kinds) URING(nm, n, B, opc, kinds, xsc__prep_##nm, NULL, NULL)
+		       .args = kinds, .note = "io_uring" nt }
+#define U(nm, n, opc, kinds) URING(nm, n, B, opc, kinds, xsc__prep_##nm, NULL, "")
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverride-init"
@@ -46,10 +46,10 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 			 .args = "", .note = "IORING_OP_NOP; 0 without a syscall elsewhere" },
 
 	/* ---- read/write ------------------------------------------------ */
-	URING(read, 3, B, IORING_OP_READ, "fd,out,len", xsc__prep_read, NULL, "count > 4 GiB: fallback"),
-	URING(write, 3, B, IORING_OP_WRITE, "fd,in,len", xsc__prep_write, NULL, "count > 4 GiB: fallback"),
-	URING(pread64, 4, B, IORING_OP_READ, "fd,out,len,off", xsc__prep_pread, NULL, "negative offset: fallback"),
-	URING(pwrite64, 4, B, IORING_OP_WRITE, "fd,in,len,off", xsc__prep_pwrite, NULL, "negative offset: fallback"),
+	URING(read, 3, B, IORING_OP_READ, "fd,out,len", xsc__prep_read, NULL, "; count > 4 GiB: fallback"),
+	URING(write, 3, B, IORING_OP_WRITE, "fd,in,len", xsc__prep_write, NULL, "; count > 4 GiB: fallback"),
+	URING(pread64, 4, B, IORING_OP_READ, "fd,out,len,off", xsc__prep_pread, NULL, "; negative offset: fallback"),
+	URING(pwrite64, 4, B, IORING_OP_WRITE, "fd,in,len,off", xsc__prep_pwrite, NULL, "; negative offset: fallback"),
 	U(readv, 3, IORING_OP_READV, "fd,iov_out,n"),
 	U(writev, 3, IORING_OP_WRITEV, "fd,iov_in,n"),
 	U(preadv, 5, IORING_OP_READV, "fd,iov_out,n,off,off_hi"),
@@ -62,17 +62,17 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 	U(openat, 4, IORING_OP_OPENAT, "dirfd,path,flags,mode"),
 	U(openat2, 4, IORING_OP_OPENAT2, "dirfd,path,how,size"),
 	URING(close, 1, B, IORING_OP_CLOSE, "fd", xsc__prep_close, xsc__done_close,
-	      "-EBADF re-checked synchronously (io_uring fds)"),
+	      "; -EBADF re-checked synchronously (io_uring fds)"),
 	U(fsync, 1, IORING_OP_FSYNC, "fd"),
 	U(fdatasync, 1, IORING_OP_FSYNC, "fd"),
 	U(sync_file_range, 4, IORING_OP_SYNC_FILE_RANGE, "fd,off,len,flags"),
 	U(fallocate, 4, IORING_OP_FALLOCATE, "fd,mode,off,len"),
 	U(fadvise64, 4, IORING_OP_FADVISE, "fd,off,len,advice"),
-	URING(madvise, 3, 0, IORING_OP_MADVISE, "addr,len,advice", xsc__prep_madvise, NULL, NULL),
+	URING(madvise, 3, 0, IORING_OP_MADVISE, "addr,len,advice", xsc__prep_madvise, NULL, ""),
 	U(ftruncate, 2, XSC_OP_FTRUNCATE, "fd,len"),
 	U(statx, 5, IORING_OP_STATX, "dirfd,path,flags,mask,out"),
 #define STAT(nm, n, kinds) URING2(nm, n, B, IORING_OP_STATX, IORING_OP_READ, kinds, \
-	xsc__prep_##nm, xsc__done_stat, "statx + exact conversion; buffer checked by the kernel")
+	xsc__prep_##nm, xsc__done_stat, "; statx + exact conversion; buffer checked by the kernel")
 	STAT(stat, 2, "path,out"),
 	STAT(lstat, 2, "path,out"),
 	STAT(fstat, 2, "fd,out"),
@@ -103,28 +103,28 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 	U(bind, 3, XSC_OP_BIND, "fd,addr_in,len"),
 	U(listen, 2, XSC_OP_LISTEN, "fd,backlog"),
 	URING2(sendto, 6, B, IORING_OP_SEND, IORING_OP_SENDMSG, "fd,in,len,flags,addr_in,len",
-	       xsc__prep_sendto, NULL, "with an address: SENDMSG"),
+	       xsc__prep_sendto, NULL, "; with an address: SENDMSG"),
 	URING(recvfrom, 6, B, IORING_OP_RECV, "fd,out,len,flags,addr_out,lenp",
-	      xsc__prep_recvfrom, NULL, "with an address: fallback"),
+	      xsc__prep_recvfrom, NULL, "; with an address: fallback"),
 	U(sendmsg, 3, IORING_OP_SENDMSG, "fd,msg_in,flags"),
 	U(recvmsg, 3, IORING_OP_RECVMSG, "fd,msg_out,flags"),
 	U(shutdown, 2, IORING_OP_SHUTDOWN, "fd,how"),
 
 	/* ---- pipes, events, time, futex, children ------------------------ */
 	URING(splice, 6, B, IORING_OP_SPLICE, "fd,offp,fd,offp,len,flags", xsc__prep_splice,
-	      NULL, "offset pointers: fallback"),
+	      NULL, "; offset pointers: fallback"),
 	U(tee, 4, IORING_OP_TEE, "fd,fd,len,flags"),
-	URING(epoll_ctl, 4, 0, IORING_OP_EPOLL_CTL, "epfd,op,fd,event_in", xsc__prep_epoll_ctl, NULL, NULL),
+	URING(epoll_ctl, 4, 0, IORING_OP_EPOLL_CTL, "epfd,op,fd,event_in", xsc__prep_epoll_ctl, NULL, ""),
 	URING(nanosleep, 2, B, IORING_OP_TIMEOUT, "ts_in,ts_out", xsc__prep_nanosleep,
-	      xsc__done_sleep, "timeout op; the timespec is copied with a checked read"),
+	      xsc__done_sleep, "; timeout op; the timespec is copied with a checked read"),
 	URING(clock_nanosleep, 4, B, IORING_OP_TIMEOUT, "clock,flags,ts_in,ts_out",
-	      xsc__prep_clock_nanosleep, xsc__done_sleep, "MONOTONIC/REALTIME/BOOTTIME"),
+	      xsc__prep_clock_nanosleep, xsc__done_sleep, "; MONOTONIC/REALTIME/BOOTTIME"),
 	URING2(poll, 3, B, IORING_OP_POLL_ADD, IORING_OP_LINK_TIMEOUT, "pollfd_io,n,ms",
-	       xsc__prep_poll, xsc__done_poll, "one fd, timeout != 0; pollfd via checked copies"),
+	       xsc__prep_poll, xsc__done_poll, "; one fd, timeout != 0; pollfd via checked copies"),
 	URING(futex, 6, B, XSC_OP_FUTEX_WAIT, "uaddr,op,val,ts_in,uaddr2,val3", xsc__prep_futex,
-	      NULL, "WAIT/WAKE(+BITSET) without timeout; rest: fallback"),
+	      NULL, "; WAIT/WAKE(+BITSET) without timeout; rest: fallback"),
 	URING(waitid, 5, B, XSC_OP_WAITID, "which,pid,info_out,options,rusage_out",
-	      xsc__prep_waitid, NULL, "rusage: fallback"),
+	      xsc__prep_waitid, NULL, "; rusage: fallback"),
 
 	/* ---- no io_uring form: syscall threads or inline ----------------- */
 	ROW(getppid, 0, 0, ""), ROW(getpid, 0, 0, ""), ROW(getuid, 0, 0, ""),

@@ -234,15 +234,21 @@ int xsc__uring_wait(struct xsc *x, bool also_workers)
 		if (!x->futex_armed) {
 			/* no FUTEX_WAIT opcode: wake up every 200 us to look */
 			struct __kernel_timespec ts = { 0, 200000 };
+			xsc__uring_submit(x);
 			x->st.crossings++;
-			ret = io_uring_submit_and_wait_timeout(&x->ring, &cqe, 1, &ts, NULL);
-			x->sq_ready = 0;
+			ret = io_uring_wait_cqe_timeout(&x->ring, &cqe, &ts);
 			return ret == -ETIME ? 0 : ret < 0 ? ret : 0;
 		}
 	}
+	/* Submit and wait in separate calls: an io_uring_enter that submits
+	 * something returns the submitted count even when a signal cut its
+	 * wait short, and the -EINTR would be lost (seen with SQPOLL, whose
+	 * SQEs stay "unsubmitted" until the poller wakes up). */
+	xsc__uring_submit(x);
+	if (io_uring_cq_ready(&x->ring))
+		return 0;
 	x->st.crossings++;
-	ret = io_uring_submit_and_wait(&x->ring, 1);
-	x->sq_ready = 0;
+	ret = io_uring_wait_cqe(&x->ring, &cqe);
 	return ret < 0 ? ret : 0;
 }
 

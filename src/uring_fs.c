@@ -153,7 +153,7 @@ static int stat_common(struct xsc *x, int id, int dfd, long path, long ubuf,
 	s->uptr = PTR(ubuf);
 	sqe = xsc__sqe(x, id, 0);
 	io_uring_prep_statx(sqe, dfd, CPTR(path), flags, STATX_BASIC_STATS,
-			    &s->u.stx);
+			    &aux_of(x, id)->stx);
 	sqe->flags |= IOSQE_IO_LINK;
 	io_uring_prep_read(xsc__sqe(x, id, 1), x->zero_fd, PTR(ubuf),
 			   sizeof(struct stat), 0);
@@ -219,7 +219,7 @@ long xsc__done_stat(struct xsc *x, int id)
 		return s->res[0];
 	if (s->res[1] != (int)sizeof(struct stat))
 		return -EFAULT;	/* the kernel could not write the buffer */
-	stat_from_statx(s->uptr, &s->u.stx);
+	stat_from_statx(s->uptr, &aux_of(x, id)->stx);
 	return 0;
 }
 

@@ -49,9 +49,9 @@ int xsc__prep_epoll_ctl(struct xsc *x, int id)
 }
 
 /* Copies and checks the caller's timespec; 0 declines. */
-static int get_ts(struct xsc_slot *s, long uts)
+static int get_ts(struct xsc *x, int id, long uts)
 {
-	struct __kernel_timespec *ts = &s->u.tm.ts;
+	struct __kernel_timespec *ts = &aux_of(x, id)->tm.ts;
 
 	if (xsc__ucopy_in(ts, PTR(uts), sizeof(*ts)) < 0)
 		return 0;
@@ -60,18 +60,16 @@ static int get_ts(struct xsc_slot *s, long uts)
 
 int xsc__prep_nanosleep(struct xsc *x, int id)
 {
-	struct xsc_slot *s = slot_of(x, id);
 
-	if (!get_ts(s, A(x, id)[0]))
+	if (!get_ts(x, id, A(x, id)[0]))
 		return 0;
-	io_uring_prep_timeout(xsc__sqe(x, id, 0), &s->u.tm.ts, 0, 0);
+	io_uring_prep_timeout(xsc__sqe(x, id, 0), &aux_of(x, id)->tm.ts, 0, 0);
 	return 1;
 }
 
 int xsc__prep_clock_nanosleep(struct xsc *x, int id)
 {
 	const int64_t *a = A(x, id);
-	struct xsc_slot *s = slot_of(x, id);
 	unsigned flags = 0;
 
 	switch (a[0]) {
@@ -84,9 +82,9 @@ int xsc__prep_clock_nanosleep(struct xsc *x, int id)
 		flags |= IORING_TIMEOUT_ABS;
 	else if (a[1] != 0)
 		return 0;
-	if (!get_ts(s, a[2]))
+	if (!get_ts(x, id, a[2]))
 		return 0;
-	io_uring_prep_timeout(xsc__sqe(x, id, 0), &s->u.tm.ts, 0, flags);
+	io_uring_prep_timeout(xsc__sqe(x, id, 0), &aux_of(x, id)->tm.ts, 0, flags);
 	return 1;
 }
 
@@ -104,23 +102,24 @@ int xsc__prep_poll(struct xsc *x, int id)
 {
 	const int64_t *a = A(x, id);
 	struct xsc_slot *s = slot_of(x, id);
+	union xsc_aux *ax = aux_of(x, id);
 	struct io_uring_sqe *sqe;
 	int tmo = (int)a[2];
 
-	if (a[1] != 1 || tmo == 0 || xsc__ucopy_in(&s->u.tm.pfd, PTR(a[0]),
-						   sizeof(struct pollfd)) < 0)
+	if (a[1] != 1 || tmo == 0 ||
+	    xsc__ucopy_in(&ax->tm.pfd, PTR(a[0]), sizeof(struct pollfd)) < 0)
 		return 0;
-	if (s->u.tm.pfd.fd < 0)
+	if (ax->tm.pfd.fd < 0)
 		return 0;
 	s->uptr = PTR(a[0]);
 	sqe = xsc__sqe(x, id, 0);
-	io_uring_prep_poll_add(sqe, s->u.tm.pfd.fd, (unsigned short)s->u.tm.pfd.events);
+	io_uring_prep_poll_add(sqe, ax->tm.pfd.fd, (unsigned short)ax->tm.pfd.events);
 	if (tmo < 0)
 		return 1;
-	s->u.tm.ts.tv_sec = tmo / 1000;
-	s->u.tm.ts.tv_nsec = (tmo % 1000) * 1000000L;
+	ax->tm.ts.tv_sec = tmo / 1000;
+	ax->tm.ts.tv_nsec = (tmo % 1000) * 1000000L;
 	sqe->flags |= IOSQE_IO_LINK;
-	io_uring_prep_link_timeout(xsc__sqe(x, id, 1), &s->u.tm.ts, 0);
+	io_uring_prep_link_timeout(xsc__sqe(x, id, 1), &ax->tm.ts, 0);
 	return 2;
 }
 
@@ -135,7 +134,7 @@ long xsc__done_poll(struct xsc *x, int id)
 		return XSC_RETRY_SYNC;	/* poll(2) reports POLLNVAL instead */
 	if (s->res[0] >= 0) {
 		/* poll(2) reports only the asked events plus ERR/HUP/NVAL */
-		rev = (short)(s->res[0] & (s->u.tm.pfd.events | POLLERR | POLLHUP |
+		rev = (short)(s->res[0] & (aux_of(x, id)->tm.pfd.events | POLLERR | POLLHUP |
 					   POLLNVAL));
 		ret = rev != 0;
 	} else if (s->res[0] == -ECANCELED && s->res[1] == -ETIME) {

@@ -66,7 +66,7 @@ int xsc__prep_listen(struct xsc *x, int id)
 int xsc__prep_sendto(struct xsc *x, int id)
 {
 	const int64_t *a = A(x, id);
-	struct xsc_slot *s = slot_of(x, id);
+	union xsc_aux *ax = aux_of(x, id);
 
 	if (!FITS_U32(a[2]) || a[3] != (int)a[3])
 		return 0;
@@ -75,12 +75,12 @@ int xsc__prep_sendto(struct xsc *x, int id)
 				   (size_t)a[2], (int)a[3]);
 		return 1;
 	}
-	s->u.msg.iov = (struct iovec){ PTR(a[1]), (size_t)a[2] };
-	s->u.msg.mh = (struct msghdr){ .msg_name = PTR(a[4]),
+	ax->msg.iov = (struct iovec){ PTR(a[1]), (size_t)a[2] };
+	ax->msg.mh = (struct msghdr){ .msg_name = PTR(a[4]),
 				       .msg_namelen = (socklen_t)a[5],
-				       .msg_iov = &s->u.msg.iov,
+				       .msg_iov = &ax->msg.iov,
 				       .msg_iovlen = 1 };
-	io_uring_prep_sendmsg(xsc__sqe(x, id, 0), FD(a[0]), &s->u.msg.mh, (int)a[3]);
+	io_uring_prep_sendmsg(xsc__sqe(x, id, 0), FD(a[0]), &ax->msg.mh, (int)a[3]);
 	return 1;
 }
 
