@@ -207,6 +207,8 @@ int xsc_bench_null(int argc, char **argv)
 		struct io_uring_params p = { .flags = IORING_SETUP_SINGLE_ISSUER |
 						      IORING_SETUP_COOP_TASKRUN };
 		cs[RAW].ok = io_uring_queue_init_params(1024, &cs[RAW].ring, &p) == 0;
+		if (cs[RAW].ok)	/* as xsc does */
+			io_uring_register_ring_fd(&cs[RAW].ring);
 	}
 	if (cs[URING].ok) {
 		const char *why;
@@ -276,6 +278,18 @@ int xsc_bench_null(int argc, char **argv)
 		else
 			printf("  predicted: never (per-request cost >= Tsys); measured "
 			       "break-even batch = %d\n", breakeven);
+		/* The paper's model charges one Tsys per batch.  An io_uring_enter
+		 * costs more than a null call, and each op has an in-kernel cost:
+		 * fit raw liburing's cost(b) = Top + Tenter/b on b=1 and b=256. */
+		double c1 = cs[RAW].best[0], cn = cs[RAW].best[NB - 1];
+		double tenter = (c1 - cn) * 256.0 / 255.0, top = c1 - tenter;
+		double den2 = tsys - (top + treq + tsync);
+		printf("Refined model: Tenter=%.1f (one io_uring_enter) Top=%.1f (kernel "
+		       "work per op): M > Tenter / (Tsys - Top - Treq - Tsync) = ", tenter, top);
+		if (den2 > 0)
+			printf("%.2f\n", tenter / den2);
+		else
+			printf("never\n");
 		int b32 = 5;
 		printf("Targets: uring/sync at batch 32 = %.2f (<= 0.5), xsc/raw "
 		       "overhead at batch 32 = %+.1f%% (<= 10%%), break-even = %d (<= 2)\n",

@@ -20,6 +20,7 @@
 #include <ucontext.h>
 
 #include "fiber/ctx.h"
+#include "harness.h"
 
 int xsc_bench_switch(int argc, char **argv);
 
@@ -92,45 +93,37 @@ static double run_ucontext(struct xsc_stack *st, long rounds)
 	return (t1 - t0) / (2.0 * rounds);
 }
 
-static int write_csv(const char *row)
-{
-	FILE *f;
-
-	if (mkdir("results", 0755) && errno != EEXIST)
-		return -errno;
-	f = fopen("results/switch.csv", "w");
-	if (!f)
-		return -errno;
-	fprintf(f, "bench,switches,runs,xsc_ns,ucontext_ns,ratio\n%s\n", row);
-	return fclose(f) ? -errno : 0;
-}
-
-static int usage(void)
-{
-	fprintf(stderr, "usage: xsc bench switch [-n SWITCHES] [-r RUNS]\n");
-	return 2;
-}
+static const char usage[] =
+	"usage: xsc bench switch [--quick] [--rounds N] [--out DIR] [-n SWITCHES]\n"
+	"  One-way fiber context-switch cost vs ucontext swapcontext, in one run.\n"
+	"  Writes DIR/switch.csv.\n";
 
 int xsc_bench_switch(int argc, char **argv)
 {
-	long switches = 10000000, runs = 5;
+	struct bench_opts o;
+	long switches, runs;
 	double best_x = 1e30, best_u = 1e30, t;
 	struct xsc_stack *st;
 	char row[160];
-	int err;
+	FILE *f;
+	int err, i = bench_parse(argc, argv, &o, usage);
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "switch"))
-			continue;
-		if (i + 1 < argc && !strcmp(argv[i], "-n"))
+	if (i < 0)
+		return i == -2 ? 0 : 2;
+	switches = o.quick ? 1000000 : 10000000;
+	runs = o.rounds;
+	for (; i < argc; i++) {
+		if (i + 1 < argc && !strcmp(argv[i], "-n")) {
 			switches = atol(argv[++i]);
-		else if (i + 1 < argc && !strcmp(argv[i], "-r"))
-			runs = atol(argv[++i]);
-		else
-			return usage();
+		} else {
+			fprintf(stderr, "xsc bench switch: unexpected %s\n%s", argv[i], usage);
+			return 2;
+		}
 	}
-	if (switches < 20 || runs < 1)
-		return usage();
+	if (switches < 20) {
+		fprintf(stderr, "%s", usage);
+		return 2;
+	}
 	err = xsc__stack_get(0, &st);
 	if (err) {
 		fprintf(stderr, "xsc bench switch: no stack: %s\n", strerror(-err));
@@ -154,11 +147,11 @@ int xsc_bench_switch(int argc, char **argv)
 	snprintf(row, sizeof(row), "switch,%ld,%ld,%.3f,%.3f,%.2f", switches,
 		 runs, best_x, best_u, best_u / best_x);
 	printf("%s\n", row);
-	err = write_csv(row);
-	if (err)
-		fprintf(stderr, "xsc bench switch: results/switch.csv: %s\n",
-			strerror(-err));
-	return err ? 1 : 0;
+	f = bench_csv_open(&o, "switch", "bench,switches,runs,xsc_ns,ucontext_ns,ratio");
+	if (!f)
+		return 1;
+	fprintf(f, "%s\n", row);
+	return bench_csv_close(&o, "switch", f, true) == 0 ? 0 : 1;
 
 out_put:
 	xsc__stack_put(st);

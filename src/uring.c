@@ -92,6 +92,8 @@ int xsc__uring_setup(struct xsc *x)
 		x->pr.reason = x->reason;
 		return ret;
 	}
+	/* a registered ring fd spares every io_uring_enter an fget/fput */
+	io_uring_register_ring_fd(&x->ring);
 	x->have_ring = true;
 	x->sqpoll = want_sqpoll;
 	x->pr.uring = 1;

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# `make demo`: the headline experiments, as tables on the terminal, with
+# CSV and PNG plots in results/.  Runs in a few minutes.
+set -euo pipefail
+build=${1:-build}
+xsc=$build/xsc
+mkdir -p results
+echo "== machine and io_uring (xsc info) =="
+"$xsc" info | sed -n '1,7p'
+echo
+echo "== null-call cost vs batch size (xsc bench null) =="
+"$xsc" bench null
+echo
+echo "== fiber context switch (xsc bench switch) =="
+"$xsc" bench switch
+echo
+echo "Results: $(ls results/*.csv results/*.png 2>/dev/null | tr '\n' ' ')"

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the build into a scratch prefix, compiles a consumer against the
+# installed header and pkg-config file, runs it, and checks that the shared
+# library exports exactly the symbols of src/xsc.map.
+set -euo pipefail
+build=${1:?usage: scripts/install-check.sh BUILD_DIR}
+prefix=$(mktemp -d /tmp/xsc-install.XXXXXX)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$build" --prefix "$prefix" >/dev/null
+libdir=$(dirname "$(find "$prefix" -name xsc.pc | head -n 1)")/..
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+cat > "$prefix/consumer.c" <<'C'
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <xsc.h>
+int main(void)
+{
+	struct xsc *x;
+	if (xsc_open(&x, NULL) < 0)
+		return 1;
+	long r = xsc_call(x, SYS_getppid);
+	xsc_close(x);
+	return r == getppid() ? 0 : 1;
+}
+C
+cc -o "$prefix/consumer" "$prefix/consumer.c" $(pkg-config --cflags --libs xsc) \
+	-Wl,-rpath,"$(pkg-config --variable=libdir xsc)"
+"$prefix/consumer"
+cc -o "$prefix/consumer-static" "$prefix/consumer.c" $(pkg-config --cflags xsc) \
+	"$(pkg-config --variable=libdir xsc)/libxsc.a" $(pkg-config --libs-only-other --static xsc) -luring -lpthread
+"$prefix/consumer-static"
+want=$(sed -n 's/^ *\(xsc_[a-z_; ]*\)$/\1/p' src/xsc.map | tr ';' '\n' | tr -d ' ' | grep . | sort)
+have=$(nm -D --defined-only "$(pkg-config --variable=libdir xsc)/libxsc.so" | awk '$2=="T"{print $3}' | sed 's/@.*//' | sort)
+if [ "$want" != "$have" ]; then
+	echo "install-check: exported symbols differ from src/xsc.map:"
+	diff <(echo "$want") <(echo "$have") || true
+	exit 1
+fi
+echo "install-check: ok ($(echo "$have" | wc -l) exported symbols, pkg-config consumer runs)"
