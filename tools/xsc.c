@@ -20,8 +20,13 @@
 
 int xsc_bench_null(int argc, char **argv);
 int xsc_bench_switch(int argc, char **argv) __attribute__((weak));
+#ifdef XSC_HAVE_TRACE	/* a weak reference would not pull it from the archive */
+int xsc_bench_trace(int argc, char **argv);
+int xsc_trace_main(int argc, char **argv);
+#else
 int xsc_bench_trace(int argc, char **argv) __attribute__((weak));
 int xsc_trace_main(int argc, char **argv) __attribute__((weak));
+#endif
 
 static const char usage[] =
 	"usage: xsc <command> [args]\n"
