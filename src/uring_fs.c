@@ -122,9 +122,13 @@ int xsc__prep_madvise(struct xsc *x, int id)
 	return 1;
 }
 
+/* ftruncate(2) checks the length before the fd (-EINVAL wins over
+ * -EBADF); io_uring resolves the fd first: negative lengths declined. */
 int xsc__prep_ftruncate(struct xsc *x, int id)
 {
 	const int64_t *a = A(x, id);
+	if (a[1] < 0)
+		return 0;
 	io_uring_prep_rw(XSC_OP_FTRUNCATE, xsc__sqe(x, id, 0), FD(a[0]), NULL, 0,
 			 a[1]);
 	return 1;

@@ -20,11 +20,35 @@ int xsc__prep_socket(struct xsc *x, int id)
 	return 1;
 }
 
+/* connect(2) and bind(2) look the fd up before they copy the address, so
+ * a bad fd wins over a bad address or length (-EBADF); io_uring copies the
+ * address at prep time, before it resolves the fd.  So the length is
+ * checked and the address copied here, with a fault-safe read, into the
+ * entry's aux buffer: an address the kernel would refuse (bad length,
+ * unreadable memory) declines the entry and the fallback returns the
+ * kernel's own answer in the kernel's own order. */
+static void *copy_addr(struct xsc *x, int id, long uaddr, long ulen)
+{
+	void *k = aux_of(x, id);
+	int len = (int)ulen;	/* the syscalls take an int */
+
+	_Static_assert(sizeof(union xsc_aux) >= sizeof(struct sockaddr_storage),
+		       "aux holds a socket address");
+	if (len < 0 || len > (int)sizeof(struct sockaddr_storage))
+		return NULL;
+	if (len && xsc__ucopy_in(k, PTR(uaddr), (size_t)len) < 0)
+		return NULL;
+	return k;
+}
+
 int xsc__prep_connect(struct xsc *x, int id)
 {
 	const int64_t *a = A(x, id);
-	io_uring_prep_connect(xsc__sqe(x, id, 0), FD(a[0]), PTR(a[1]),
-			      (socklen_t)a[2]);
+	void *k = copy_addr(x, id, a[1], a[2]);
+
+	if (!k)
+		return 0;
+	io_uring_prep_connect(xsc__sqe(x, id, 0), FD(a[0]), k, (socklen_t)(int)a[2]);
 	return 1;
 }
 
@@ -47,9 +71,13 @@ int xsc__prep_accept4(struct xsc *x, int id)
 int xsc__prep_bind(struct xsc *x, int id)
 {
 	const int64_t *a = A(x, id);
-	struct io_uring_sqe *sqe = xsc__sqe(x, id, 0);
+	void *k = copy_addr(x, id, a[1], a[2]);
+	struct io_uring_sqe *sqe;
 
-	io_uring_prep_rw(XSC_OP_BIND, sqe, FD(a[0]), PTR(a[1]), 0, 0);
+	if (!k)
+		return 0;
+	sqe = xsc__sqe(x, id, 0);
+	io_uring_prep_rw(XSC_OP_BIND, sqe, FD(a[0]), k, 0, 0);
 	sqe->addr2 = (uint32_t)a[2];
 	return 1;
 }
@@ -69,6 +97,12 @@ int xsc__prep_sendto(struct xsc *x, int id)
 	union xsc_aux *ax = aux_of(x, id);
 
 	if (!FITS_U32(a[2]) || a[3] != (int)a[3])
+		return 0;
+	/* sendto(2) refuses an address length outside 1..sizeof(struct
+	 * sockaddr_storage) (or hands 0 to the protocol, UDP: -EINVAL);
+	 * sendmsg clamps a long msg_namelen and drops a name of length 0:
+	 * only lengths both agree on go to the ring */
+	if (a[4] && ((int)a[5] <= 0 || (int)a[5] > (int)sizeof(struct sockaddr_storage)))
 		return 0;
 	if (!a[4]) {
 		io_uring_prep_send(xsc__sqe(x, id, 0), FD(a[0]), PTR(a[1]),

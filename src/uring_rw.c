@@ -10,6 +10,8 @@
  */
 #include "uring_prep.h"
 
+#include <sys/uio.h>
+
 static int rw(struct xsc *x, int id, int op, long fd, long buf, long len,
 	      long off, int rwflags)
 {
@@ -81,11 +83,13 @@ int xsc__prep_pwritev(struct xsc *x, int id)
 }
 
 /* preadv2(fd, iov, cnt, pos_l, pos_h, flags): -1 = file position, as in
- * io_uring; other negative offsets are the kernel's -EINVAL. */
+ * io_uring; other negative offsets are the kernel's -EINVAL.  RWF_HIPRI
+ * is ignored by buffered preadv2 but makes io_uring answer -EINVAL on a
+ * ring without IOPOLL: declined. */
 int xsc__prep_preadv2(struct xsc *x, int id)
 {
 	const int64_t *a = A(x, id);
-	if (a[3] < -1 || a[5] != (int)a[5])
+	if (a[3] < -1 || a[5] != (int)a[5] || (a[5] & RWF_HIPRI))
 		return 0;
 	return rw(x, id, IORING_OP_READV, a[0], a[1], a[2], a[3], (int)a[5]);
 }
@@ -93,7 +97,7 @@ int xsc__prep_preadv2(struct xsc *x, int id)
 int xsc__prep_pwritev2(struct xsc *x, int id)
 {
 	const int64_t *a = A(x, id);
-	if (a[3] < -1 || a[5] != (int)a[5])
+	if (a[3] < -1 || a[5] != (int)a[5] || (a[5] & RWF_HIPRI))
 		return 0;
 	return rw(x, id, IORING_OP_WRITEV, a[0], a[1], a[2], a[3], (int)a[5]);
 }

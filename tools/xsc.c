@@ -163,11 +163,12 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "bench"))
 		return cmd_bench(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "trace")) {
-		if (!xsc_trace_main) {
+		int (*volatile trace)(int, char **) = xsc_trace_main;
+		if (!trace) {
 			fprintf(stderr, "xsc trace: not built into this binary\n");
 			return 2;
 		}
-		return xsc_trace_main(argc - 1, argv + 1);
+		return trace(argc - 1, argv + 1);
 	}
 	fprintf(stderr, "xsc: unknown command '%s'\n%s", argv[1], usage);
 	return 2;
