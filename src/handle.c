@@ -218,6 +218,7 @@ static int post(struct xsc *x, long nr, const long *args, uint64_t tag)
 	s->uptr = NULL;
 	s->parts = 0;
 	s->noted = 0;
+	s->mode = 0;
 	atomic_store_explicit(&s->canceled, 0, memory_order_relaxed);
 	s->next = -1;
 	st_set(e, XSC_SUBMITTED);
@@ -329,8 +330,11 @@ static int reap(struct xsc *x)
 {
 	int n = 0;
 
-	if (x->inflight_uring)
+	if (x->inflight_uring) {
 		n += xsc__uring_reap(x);
+		if (x->sq_ready)	/* blocking forms of non-blocking attempts */
+			xsc__uring_submit(x);
+	}
 	if (x->inflight_worker)
 		n += xsc__worker_reap(x);
 	return n;

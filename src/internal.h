@@ -64,6 +64,13 @@ typedef int (*xsc_prep_fn)(struct xsc *x, int id);
  * example close() of an fd io_uring refuses to close). */
 typedef long (*xsc_done_fn)(struct xsc *x, int id);
 #define XSC_RETRY_SYNC (-(1L << 40))
+/* ... or XSC_RESUBMIT: the non-blocking attempt found nothing to do on a
+ * blocking fd; submit the blocking form (slot.mode gets XSC_M_BLOCK). */
+#define XSC_RESUBMIT (-(1L << 41))
+
+/* slot.mode */
+#define XSC_M_NOWAIT 1	/* submitted in its non-blocking form by xsc */
+#define XSC_M_BLOCK  2	/* resubmitted in its blocking form */
 
 /* Row flags. */
 #define XSC_F_BLOCK   (1u << 0)	/* may block: keep it off the caller's core */
@@ -93,6 +100,7 @@ struct xsc_slot {
 	uint8_t parts;		/* CQEs still expected */
 	uint8_t backend;	/* executor that runs it */
 	uint8_t noted;		/* the owner has accounted its completion */
+	uint8_t mode;		/* XSC_M_*: how the translation submitted it */
 	_Atomic int canceled;	/* xsc_cancel was called */
 	_Atomic int cnext;	/* worker completion stack link */
 	_Atomic int worker;	/* tid of the syscall thread running it, or 0 */
@@ -186,6 +194,26 @@ int xsc__worker_wait(struct xsc *x);
 int xsc__worker_cancel(struct xsc *x, int id);
 uint32_t *xsc__worker_seq(struct xsc *x);
 void xsc__worker_set_waiting(struct xsc *x, bool on);
+
+/* Non-blocking-first protocol (uring.c).  io_uring waits for readiness
+ * even on O_NONBLOCK pipes and sockets, so transfers are submitted with
+ * RWF_NOWAIT / MSG_DONTWAIT / ACCEPT_DONTWAIT first; xsc__nowait_done()
+ * then decides what the synchronous call would have returned. */
+bool xsc__want_nowait(struct xsc *x, int id);
+long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
+		      bool *rest);
+/* Writes what a short non-blocking write left on a blocking fd, as the
+ * blocking call would have: iov/cnt are the caller's (read with checked
+ * copies), skip the bytes already written.  Returns the bytes written now
+ * (>= 0) or -errno if none could be. */
+long xsc__write_rest(struct xsc *x, int fd, const struct iovec *uiov, long cnt,
+		     long skip, int sendflags, bool sock);
+/* 1 if fd is O_NONBLOCK and not a regular file or block device, 0 if
+ * blocking, -errno if the fd is gone. */
+int xsc__fd_nonblocking(struct xsc *x, int fd);
+/* For a socket call that failed with -EFAULT: the error the synchronous
+ * call gives first (-EBADF, -ENOTSOCK), else -EFAULT. */
+long xsc__sock_efault(struct xsc *x, int fd);
 
 /* fault-safe access to caller memory (ucopy.c): 0 or -EFAULT */
 int xsc__ucopy_in(void *dst, const void *usrc, size_t len);

@@ -33,6 +33,10 @@
 		       .args = kinds, .note = "io_uring" nt }
 #define U(nm, n, opc, kinds) URING(nm, n, B, opc, kinds, xsc__prep_##nm, NULL, "")
 
+/* Notes shown by `xsc info`. */
+#define NBNOTE "; non-blocking attempt first (O_NONBLOCK exact)"
+#define POSNOTE NBNOTE "; an explicit offset: fallback (-ESPIPE exact)"
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverride-init"
 
@@ -46,16 +50,16 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 			 .args = "", .note = "IORING_OP_NOP; 0 without a syscall elsewhere" },
 
 	/* ---- read/write ------------------------------------------------ */
-	URING(read, 3, B, IORING_OP_READ, "fd,out,len", xsc__prep_read, NULL, "; count > 4 GiB: fallback"),
-	URING(write, 3, B, IORING_OP_WRITE, "fd,in,len", xsc__prep_write, NULL, "; count > 4 GiB: fallback"),
-	URING(pread64, 4, B, IORING_OP_READ, "fd,out,len,off", xsc__prep_pread, NULL, "; negative offset: fallback"),
-	URING(pwrite64, 4, B, IORING_OP_WRITE, "fd,in,len,off", xsc__prep_pwrite, NULL, "; negative offset: fallback"),
-	U(readv, 3, IORING_OP_READV, "fd,iov_out,n"),
-	U(writev, 3, IORING_OP_WRITEV, "fd,iov_in,n"),
-	U(preadv, 5, IORING_OP_READV, "fd,iov_out,n,off,off_hi"),
-	U(pwritev, 5, IORING_OP_WRITEV, "fd,iov_in,n,off,off_hi"),
-	U(preadv2, 6, IORING_OP_READV, "fd,iov_out,n,off,off_hi,flags"),
-	U(pwritev2, 6, IORING_OP_WRITEV, "fd,iov_in,n,off,off_hi,flags"),
+	URING(read, 3, B, IORING_OP_READ, "fd,out,len", xsc__prep_read, xsc__done_read, NBNOTE "; count > 4 GiB: fallback"),
+	URING(write, 3, B, IORING_OP_WRITE, "fd,in,len", xsc__prep_write, xsc__done_write, NBNOTE "; count > 4 GiB: fallback"),
+	ROW(pread64, 4, B, "fd,out,len,off"),
+	ROW(pwrite64, 4, B, "fd,in,len,off"),
+	URING(readv, 3, B, IORING_OP_READV, "fd,iov_out,n", xsc__prep_readv, xsc__done_readv, NBNOTE),
+	URING(writev, 3, B, IORING_OP_WRITEV, "fd,iov_in,n", xsc__prep_writev, xsc__done_writev, NBNOTE),
+	ROW(preadv, 5, B, "fd,iov_out,n,off,off_hi"),
+	ROW(pwritev, 5, B, "fd,iov_in,n,off,off_hi"),
+	URING(preadv2, 6, B, IORING_OP_READV, "fd,iov_out,n,off,off_hi,flags", xsc__prep_preadv2, xsc__done_readv, POSNOTE),
+	URING(pwritev2, 6, B, IORING_OP_WRITEV, "fd,iov_in,n,off,off_hi,flags", xsc__prep_pwritev2, xsc__done_writev, POSNOTE),
 
 	/* ---- files and directories --------------------------------------- */
 	U(open, 3, IORING_OP_OPENAT, "path,flags,mode"),
@@ -71,8 +75,8 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 	URING(madvise, 3, 0, IORING_OP_MADVISE, "addr,len,advice", xsc__prep_madvise, NULL, ""),
 	U(ftruncate, 2, XSC_OP_FTRUNCATE, "fd,len"),
 	U(statx, 5, IORING_OP_STATX, "dirfd,path,flags,mask,out"),
-#define STAT(nm, n, kinds) URING2(nm, n, B, IORING_OP_STATX, IORING_OP_READ, kinds, \
-	xsc__prep_##nm, xsc__done_stat, "; statx + exact conversion; buffer checked by the kernel")
+#define STAT(nm, n, kinds) URING(nm, n, B, IORING_OP_STATX, kinds, \
+	xsc__prep_##nm, xsc__done_stat, "; statx + exact conversion + checked copy-out")
 	STAT(stat, 2, "path,out"),
 	STAT(lstat, 2, "path,out"),
 	STAT(fstat, 2, "fd,out"),
@@ -97,17 +101,17 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 
 	/* ---- sockets ----------------------------------------------------- */
 	U(socket, 3, IORING_OP_SOCKET, "domain,type,proto"),
-	U(connect, 3, IORING_OP_CONNECT, "fd,addr_in,len"),
-	U(accept, 3, IORING_OP_ACCEPT, "fd,addr_out,lenp"),
-	U(accept4, 4, IORING_OP_ACCEPT, "fd,addr_out,lenp,flags"),
+	URING(connect, 3, B, IORING_OP_CONNECT, "fd,addr_in,len", xsc__prep_connect, NULL, "; non-blocking socket: fallback (one fcntl)"),
+	URING(accept, 3, B, IORING_OP_ACCEPT, "fd,addr_out,lenp", xsc__prep_accept, xsc__done_accept, NBNOTE),
+	URING(accept4, 4, B, IORING_OP_ACCEPT, "fd,addr_out,lenp,flags", xsc__prep_accept4, xsc__done_accept, NBNOTE),
 	U(bind, 3, XSC_OP_BIND, "fd,addr_in,len"),
 	U(listen, 2, XSC_OP_LISTEN, "fd,backlog"),
 	URING2(sendto, 6, B, IORING_OP_SEND, IORING_OP_SENDMSG, "fd,in,len,flags,addr_in,len",
-	       xsc__prep_sendto, NULL, "; with an address: SENDMSG"),
+	       xsc__prep_sendto, xsc__done_sendto, "; with an address: SENDMSG" NBNOTE),
 	URING(recvfrom, 6, B, IORING_OP_RECV, "fd,out,len,flags,addr_out,lenp",
-	      xsc__prep_recvfrom, NULL, "; with an address: fallback"),
-	U(sendmsg, 3, IORING_OP_SENDMSG, "fd,msg_in,flags"),
-	U(recvmsg, 3, IORING_OP_RECVMSG, "fd,msg_out,flags"),
+	      xsc__prep_recvfrom, xsc__done_recv, "; with an address or MSG_WAITALL: fallback" NBNOTE),
+	URING(sendmsg, 3, B, IORING_OP_SENDMSG, "fd,msg_in,flags", xsc__prep_sendmsg, xsc__done_sendmsg, NBNOTE),
+	URING(recvmsg, 3, B, IORING_OP_RECVMSG, "fd,msg_out,flags", xsc__prep_recvmsg, xsc__done_recvmsg, "; MSG_WAITALL: fallback" NBNOTE),
 	U(shutdown, 2, IORING_OP_SHUTDOWN, "fd,how"),
 
 	/* ---- pipes, events, time, futex, children ------------------------ */

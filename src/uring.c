@@ -17,8 +17,12 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -162,6 +166,18 @@ static void finish(struct xsc *x, int id)
 	const struct xsc_sysdef *d = xsc__sysdef(e->sysno);
 	long ret = d->done ? d->done(x, id) : slot_of(x, id)->res[0];
 
+	if (ret == XSC_RESUBMIT && atomic_load(&slot_of(x, id)->canceled))
+		ret = -ECANCELED;	/* canceled before it ran */
+	if (ret == XSC_RESUBMIT) {
+		struct xsc_slot *s = slot_of(x, id);
+		s->mode = XSC_M_BLOCK;
+		int parts = d->prep(x, id);
+		if (parts > 0) {
+			s->parts = (uint8_t)parts;
+			return;		/* still in flight, now blocking */
+		}
+		ret = XSC_RETRY_SYNC;	/* nothing ran yet: run it here */
+	}
 	if (ret == XSC_RETRY_SYNC) {
 		ret = xsc__exec_sync(e);
 		x->st.crossings++;
@@ -254,10 +270,72 @@ int xsc__uring_wait(struct xsc *x, bool also_workers)
 	return ret < 0 ? ret : 0;
 }
 
+bool xsc__want_nowait(struct xsc *x, int id)
+{
+	struct xsc_slot *s = slot_of(x, id);
+
+	if (s->mode & XSC_M_BLOCK)
+		return false;
+	s->mode |= XSC_M_NOWAIT;
+	return true;
+}
+
+int xsc__fd_nonblocking(struct xsc *x, int fd)
+{
+	struct stat st;
+	long fl = xsc__sys3(SYS_fcntl, fd, F_GETFL, 0);
+
+	x->st.crossings++;
+	if (fl < 0)
+		return (int)fl;
+	if (!(fl & O_NONBLOCK))
+		return 0;
+	/* regular files and block devices ignore O_NONBLOCK */
+	x->st.crossings++;
+	if (xsc__sys2(SYS_fstat, fd, &st) == 0 &&
+	    (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
+		return 0;
+	return 1;
+}
+
+long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
+		      bool *rest)
+{
+	struct xsc_slot *s = slot_of(x, id);
+	bool short_write = write && res >= 0 && res < want;
+
+	*rest = false;
+	if (!(s->mode & XSC_M_NOWAIT))
+		return res;	/* the caller's own flags or the blocking form */
+	if (res == -EOPNOTSUPP)
+		return XSC_RESUBMIT;	/* the file has no non-blocking mode */
+	if (res != -EAGAIN && !short_write)
+		return res;
+	int nb = xsc__fd_nonblocking(x, (int)x->ent[id].args[0]);
+	if (nb != 0)
+		return res;	/* O_NONBLOCK: exactly the synchronous answer */
+	if (res == -EAGAIN)
+		return XSC_RESUBMIT;
+	*rest = true;	/* a blocking write would have kept going */
+	return res;
+}
+
+long xsc__sock_efault(struct xsc *x, int fd)
+{
+	int v;
+	socklen_t len = sizeof(v);
+	long r = xsc__sys6(SYS_getsockopt, fd, SOL_SOCKET, SO_TYPE, (long)&v,
+			   (long)&len, 0);
+
+	x->st.crossings++;
+	return r < 0 ? r : -EFAULT;
+}
+
 int xsc__uring_cancel(struct xsc *x, int id)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&x->ring);
 
+	atomic_store(&slot_of(x, id)->canceled, 1);	/* no resubmission */
 	if (!sqe)
 		return -EAGAIN;
 	io_uring_prep_cancel64(sqe, (uint64_t)id << 2, 0);
@@ -272,4 +350,51 @@ void xsc__uring_cancel_all(struct xsc *x)
 		if (x->slot[i].backend <= XSC_BACKEND_SQPOLL &&
 		    st_get(&x->ent[i]) == XSC_BUSY)
 			xsc__uring_cancel(x, (int)i);
+}
+
+long xsc__write_rest(struct xsc *x, int fd, const struct iovec *uiov, long cnt,
+		     long skip, int sendflags, bool sock)
+{
+	struct iovec *v;
+	long i = 0, done = 0;
+
+	if (cnt <= 0 || cnt > 1024)
+		return -EINVAL;
+	v = malloc((size_t)cnt * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (xsc__ucopy_in(v, uiov, (size_t)cnt * sizeof(*v)) < 0) {
+		free(v);
+		return -EFAULT;
+	}
+	for (long left = skip; i < cnt; i++) {	/* drop what is written */
+		if (left < (long)v[i].iov_len) {
+			v[i].iov_base = (char *)v[i].iov_base + left;
+			v[i].iov_len -= (size_t)left;
+			break;
+		}
+		left -= (long)v[i].iov_len;
+	}
+	while (i < cnt) {
+		struct msghdr mh = { .msg_iov = v + i, .msg_iovlen = (size_t)(cnt - i) };
+		long r = sock ? xsc__sys3(SYS_sendmsg, fd, &mh, sendflags)
+			      : xsc__sys3(SYS_writev, fd, v + i, cnt - i);
+		x->st.crossings++;
+		if (r <= 0) {
+			if (!done)
+				done = r;
+			break;
+		}
+		done += r;
+		for (; i < cnt; i++) {
+			if (r < (long)v[i].iov_len) {
+				v[i].iov_base = (char *)v[i].iov_base + r;
+				v[i].iov_len -= (size_t)r;
+				break;
+			}
+			r -= (long)v[i].iov_len;
+		}
+	}
+	free(v);
+	return done;
 }

@@ -2,13 +2,13 @@
  * uring_fs.c - file and directory calls on io_uring.
  *
  * The stat family has no io_uring opcode.  It runs as IORING_OP_STATX into
- * the entry's private buffer, linked to a read of sizeof(struct stat)
- * bytes from /dev/zero into the caller's buffer: the kernel itself checks
- * that buffer (-EFAULT, never a crash in user space), in the same batch,
- * and only when the lookup succeeded (the link cancels it otherwise, so a
- * failed stat leaves the buffer untouched, as the synchronous call does).
- * The statx result is then converted field by field the way the kernel's
- * cp_new_stat() does.
+ * the entry's private buffer; on success the result is converted field by
+ * field the way the kernel's cp_new_stat() does and written to the
+ * caller's struct stat with a checked copy (process_vm_writev on our own
+ * pid): a bad buffer gives -EFAULT, never a crash, and a failed lookup
+ * leaves the buffer untouched, as stat(2) does.  (A linked /dev/zero read
+ * into the buffer would avoid that crossing, but on this kernel a failed
+ * STATX does not break its link, so the read would clobber the buffer.)
  */
 #include "uring_prep.h"
 
@@ -144,24 +144,16 @@ int xsc__prep_statx(struct xsc *x, int id)
 	return 1;
 }
 
-/* statx into the slot, linked to the /dev/zero probe of the caller's
- * struct stat (see the top of the file). */
+/* statx into the entry's private buffer (see the top of the file). */
 static int stat_common(struct xsc *x, int id, int dfd, long path, long ubuf,
 		       int flags)
 {
-	struct xsc_slot *s = slot_of(x, id);
-	struct io_uring_sqe *sqe;
-
-	if (x->zero_fd < 0 || !path)
+	if (!path)
 		return 0;
-	s->uptr = PTR(ubuf);
-	sqe = xsc__sqe(x, id, 0);
-	io_uring_prep_statx(sqe, dfd, CPTR(path), flags, STATX_BASIC_STATS,
-			    &aux_of(x, id)->stx);
-	sqe->flags |= IOSQE_IO_LINK;
-	io_uring_prep_read(xsc__sqe(x, id, 1), x->zero_fd, PTR(ubuf),
-			   sizeof(struct stat), 0);
-	return 2;
+	slot_of(x, id)->uptr = PTR(ubuf);
+	io_uring_prep_statx(xsc__sqe(x, id, 0), dfd, CPTR(path), flags,
+			    STATX_BASIC_STATS, &aux_of(x, id)->stx);
+	return 1;
 }
 
 int xsc__prep_stat(struct xsc *x, int id)
@@ -218,13 +210,13 @@ static void stat_from_statx(struct stat *st, const struct statx *sx)
 long xsc__done_stat(struct xsc *x, int id)
 {
 	struct xsc_slot *s = slot_of(x, id);
+	struct stat st;
 
 	if (s->res[0] < 0)
 		return s->res[0];
-	if (s->res[1] != (int)sizeof(struct stat))
-		return -EFAULT;	/* the kernel could not write the buffer */
-	stat_from_statx(s->uptr, &aux_of(x, id)->stx);
-	return 0;
+	stat_from_statx(&st, &aux_of(x, id)->stx);
+	x->st.crossings++;
+	return xsc__ucopy_out(s->uptr, &st, sizeof(st));
 }
 
 int xsc__prep_rename(struct xsc *x, int id)

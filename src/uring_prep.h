@@ -17,14 +17,16 @@ int xsc__prep_nop(struct xsc *x, int id);
 /* uring_rw.c */
 int xsc__prep_read(struct xsc *x, int id);
 int xsc__prep_write(struct xsc *x, int id);
-int xsc__prep_pread(struct xsc *x, int id);
-int xsc__prep_pwrite(struct xsc *x, int id);
 int xsc__prep_readv(struct xsc *x, int id);
 int xsc__prep_writev(struct xsc *x, int id);
-int xsc__prep_preadv(struct xsc *x, int id);
-int xsc__prep_pwritev(struct xsc *x, int id);
 int xsc__prep_preadv2(struct xsc *x, int id);
 int xsc__prep_pwritev2(struct xsc *x, int id);
+long xsc__done_read(struct xsc *x, int id);
+long xsc__done_readv(struct xsc *x, int id);
+long xsc__done_write(struct xsc *x, int id);
+long xsc__done_writev(struct xsc *x, int id);
+long xsc__finish_send(struct xsc *x, int id, long want, const struct iovec *uiov,
+		      long cnt, int flags);
 
 /* uring_fs.c */
 int xsc__prep_open(struct xsc *x, int id);
@@ -74,6 +76,11 @@ int xsc__prep_recvfrom(struct xsc *x, int id);
 int xsc__prep_sendmsg(struct xsc *x, int id);
 int xsc__prep_recvmsg(struct xsc *x, int id);
 int xsc__prep_shutdown(struct xsc *x, int id);
+long xsc__done_accept(struct xsc *x, int id);
+long xsc__done_recv(struct xsc *x, int id);
+long xsc__done_sendto(struct xsc *x, int id);
+long xsc__done_sendmsg(struct xsc *x, int id);
+long xsc__done_recvmsg(struct xsc *x, int id);
 
 /* uring_misc.c */
 int xsc__prep_splice(struct xsc *x, int id);

@@ -3,14 +3,41 @@
  *
  * io_uring takes a 32-bit length; larger counts are declined (the kernel
  * clamps every transfer to MAX_RW_COUNT anyway, but it checks the whole
- * range with access_ok first, so only the synchronous path is exact).  An
- * offset of -1 means "the file position" to io_uring, so the positional
- * calls decline negative offsets and let the fallback return the kernel's
- * own -EINVAL.
+ * range with access_ok first, so only the synchronous path is exact).
+ *
+ * Non-blocking fds: io_uring waits for readiness even on O_NONBLOCK pipes
+ * and sockets, where read(2) says -EAGAIN.  So read/write/readv/writev go
+ * in with RWF_NOWAIT first, and xsc__nowait_done() (uring.c) turns the
+ * answer into the synchronous one: -EAGAIN on an O_NONBLOCK fd stays;
+ * on a blocking fd the call is resubmitted in its blocking form; a short
+ * write on a blocking fd is finished the way write(2) would have, by
+ * writing the rest.  (The non-blocking form also makes a short transfer
+ * that faults complete at once, with the file position advanced as
+ * read(2) does.)
+ *
+ * Partial transfers that fault: in its blocking form io_uring completes
+ * them with the count done but leaves the file position where it was (its
+ * retry of the rest faults and resets the position), where read(2) and
+ * write(2) advance it; the non-blocking form advances it (measured on
+ * 6.18).  After a short transfer submitted in the blocking form, xsc
+ * checks with one checked read whether the caller's buffer ends right
+ * there; if it does, it advances the position by hand (lseek; harmlessly
+ * -ESPIPE on pipes and sockets).
+ *
+ * Positional calls (pread64, pwrite64, preadv, pwritev, and preadv2/
+ * pwritev2 with an offset) have no io_uring translation: io_uring ignores
+ * the offset on pipes, sockets and ttys, where pread(2) fails with -ESPIPE
+ * and touches nothing, and no io_uring opcode both tells those files apart
+ * and fails its link (a failed SYNC_FILE_RANGE or STATX does not cancel
+ * the request linked behind it).  They run on the syscall threads.
  */
 #include "uring_prep.h"
 
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
+
+#include "rawsys.h"
 
 static int rw(struct xsc *x, int id, int op, long fd, long buf, long len,
 	      long off, int rwflags)
@@ -19,6 +46,8 @@ static int rw(struct xsc *x, int id, int op, long fd, long buf, long len,
 
 	if (!FITS_U32(len))
 		return 0;
+	if (!(rwflags & RWF_NOWAIT) && xsc__want_nowait(x, id))
+		rwflags |= RWF_NOWAIT;
 	sqe = xsc__sqe(x, id, 0);
 	io_uring_prep_rw(op, sqe, (int)fd, (void *)buf, (unsigned)len, off);
 	sqe->rw_flags = rwflags;
@@ -37,22 +66,6 @@ int xsc__prep_write(struct xsc *x, int id)
 	return rw(x, id, IORING_OP_WRITE, a[0], a[1], a[2], -1, 0);
 }
 
-int xsc__prep_pread(struct xsc *x, int id)
-{
-	const int64_t *a = A(x, id);
-	if (a[3] < 0)
-		return 0;
-	return rw(x, id, IORING_OP_READ, a[0], a[1], a[2], a[3], 0);
-}
-
-int xsc__prep_pwrite(struct xsc *x, int id)
-{
-	const int64_t *a = A(x, id);
-	if (a[3] < 0)
-		return 0;
-	return rw(x, id, IORING_OP_WRITE, a[0], a[1], a[2], a[3], 0);
-}
-
 int xsc__prep_readv(struct xsc *x, int id)
 {
 	const int64_t *a = A(x, id);
@@ -65,39 +78,127 @@ int xsc__prep_writev(struct xsc *x, int id)
 	return rw(x, id, IORING_OP_WRITEV, a[0], a[1], a[2], -1, 0);
 }
 
-/* preadv(fd, iov, cnt, pos_l, pos_h): on x86-64 pos_l is the whole offset. */
-int xsc__prep_preadv(struct xsc *x, int id)
+/* preadv2(fd, iov, cnt, pos_l, pos_h, flags): only offset -1, the file
+ * position, goes to the ring (see the top).  RWF_HIPRI is ignored by
+ * buffered preadv2 but makes io_uring answer -EINVAL on a ring without
+ * IOPOLL: declined. */
+static int rwv2(struct xsc *x, int id, int op)
 {
 	const int64_t *a = A(x, id);
-	if (a[3] < 0)
+
+	if (a[3] != -1 || a[5] != (int)a[5] || (a[5] & RWF_HIPRI))
 		return 0;
-	return rw(x, id, IORING_OP_READV, a[0], a[1], a[2], a[3], 0);
+	return rw(x, id, op, a[0], a[1], a[2], -1, (int)a[5]);
 }
 
-int xsc__prep_pwritev(struct xsc *x, int id)
-{
-	const int64_t *a = A(x, id);
-	if (a[3] < 0)
-		return 0;
-	return rw(x, id, IORING_OP_WRITEV, a[0], a[1], a[2], a[3], 0);
-}
-
-/* preadv2(fd, iov, cnt, pos_l, pos_h, flags): -1 = file position, as in
- * io_uring; other negative offsets are the kernel's -EINVAL.  RWF_HIPRI
- * is ignored by buffered preadv2 but makes io_uring answer -EINVAL on a
- * ring without IOPOLL: declined. */
 int xsc__prep_preadv2(struct xsc *x, int id)
 {
-	const int64_t *a = A(x, id);
-	if (a[3] < -1 || a[5] != (int)a[5] || (a[5] & RWF_HIPRI))
-		return 0;
-	return rw(x, id, IORING_OP_READV, a[0], a[1], a[2], a[3], (int)a[5]);
+	return rwv2(x, id, IORING_OP_READV);
 }
 
 int xsc__prep_pwritev2(struct xsc *x, int id)
 {
+	return rwv2(x, id, IORING_OP_WRITEV);
+}
+
+/* Bytes an iovec array asks for.  Called only after the kernel accepted
+ * the array (res >= 0), so reading it cannot fault. */
+static long iov_total(const struct iovec *v, long n)
+{
+	long t = 0;
+	for (long i = 0; i < n; i++)
+		t += (long)v[i].iov_len;
+	return t;
+}
+
+/* Address of byte `off` of an iovec array (accepted by the kernel). */
+static const char *iov_at(const struct iovec *v, long n, long off)
+{
+	for (long i = 0; i < n; i++, off -= (long)v[i - 1].iov_len)
+		if (off < (long)v[i].iov_len)
+			return (const char *)v[i].iov_base + off;
+	return NULL;
+}
+
+/* A short transfer that stopped at a fault: advance the position io_uring
+ * left behind (see the top). */
+static void fix_pos(struct xsc *x, int id, long res, long want,
+		    const struct iovec *v, long n)
+{
+	const char *next;
+	char c;
+
 	const int64_t *a = A(x, id);
-	if (a[3] < -1 || a[5] != (int)a[5] || (a[5] & RWF_HIPRI))
-		return 0;
-	return rw(x, id, IORING_OP_WRITEV, a[0], a[1], a[2], a[3], (int)a[5]);
+	long nr = x->ent[id].sysno;
+
+	if (res <= 0 || res >= want || (slot_of(x, id)->mode & XSC_M_NOWAIT))
+		return;	/* the non-blocking form keeps the position right */
+	if ((nr == SYS_preadv2 || nr == SYS_pwritev2) && (a[5] & RWF_NOWAIT))
+		return;	/* the caller's own non-blocking form */
+	next = iov_at(v, n, res);
+	x->st.crossings++;
+	if (next && xsc__ucopy_in(&c, next, 1) < 0) {
+		x->st.crossings++;
+		xsc__sys3(SYS_lseek, a[0], res, SEEK_CUR);
+	}
+}
+
+static long finish_read(struct xsc *x, int id, const struct iovec *v, long n)
+{
+	bool rest;
+	long res = xsc__nowait_done(x, id, slot_of(x, id)->res[0], 0, false, &rest);
+
+	if (res > 0 && !(slot_of(x, id)->mode & XSC_M_NOWAIT))
+		fix_pos(x, id, res, iov_total(v, n), v, n);
+	return res;
+}
+
+long xsc__done_read(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	struct iovec one = { (void *)a[1], (size_t)a[2] };
+	return finish_read(x, id, &one, 1);
+}
+
+long xsc__done_readv(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	return finish_read(x, id, (const struct iovec *)a[1], a[2]);
+}
+
+static long finish_write(struct xsc *x, int id, long want,
+			 const struct iovec *uiov, long cnt, bool sock, int flags)
+{
+	long res = slot_of(x, id)->res[0], more;
+	bool rest;
+
+	res = xsc__nowait_done(x, id, res, want, true, &rest);
+	if (!sock && res > 0)
+		fix_pos(x, id, res, want, uiov, cnt);
+	if (!rest)
+		return res;
+	more = xsc__write_rest(x, (int)A(x, id)[0], uiov, cnt, res, flags, sock);
+	return more > 0 ? res + more : res;
+}
+
+long xsc__done_write(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	struct iovec one = { (void *)a[1], (size_t)a[2] };
+	return finish_write(x, id, a[2], &one, 1, false, 0);
+}
+
+long xsc__done_writev(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	long res = slot_of(x, id)->res[0];
+	long want = res >= 0 ? iov_total((const struct iovec *)a[1], a[2]) : 0;
+	return finish_write(x, id, want, (const struct iovec *)a[1], a[2], false, 0);
+}
+
+/* Shared with uring_net.c: a send of one buffer / of a msghdr. */
+long xsc__finish_send(struct xsc *x, int id, long want, const struct iovec *uiov,
+		      long cnt, int flags)
+{
+	return finish_write(x, id, want, uiov, cnt, true, flags);
 }
