@@ -92,7 +92,6 @@ XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 		x->slot[i].next = i + 1 < x->n ? (int)i + 1 : -1;
 	x->free_head = 0;
 	x->pend_head = x->pend_tail = -1;
-	x->zero_fd = -1;
 	xsc__probe(x);
 	xsc__route_all(x);
 	*xp = x;

@@ -151,7 +151,6 @@ struct xsc {
 	unsigned sq_ready;	/* SQEs prepared, not yet submitted */
 	struct io_uring ring;
 	struct io_uring_probe *probe;
-	int zero_fd;		/* /dev/zero, to validate output buffers */
 	struct xsc_probe pr;
 	char reason[160], sq_reason[160];
 

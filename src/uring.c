@@ -83,7 +83,6 @@ int xsc__uring_setup(struct xsc *x)
 	bool want_sqpoll = x->cfg.backend == XSC_BACKEND_SQPOLL;
 	int ret;
 
-	x->zero_fd = -1;
 	ret = ring_init(x, want_sqpoll);
 	if (ret < 0 && want_sqpoll) {
 		describe(x->sq_reason, sizeof(x->sq_reason), "SQPOLL ring", ret);
@@ -104,7 +103,6 @@ int xsc__uring_setup(struct xsc *x)
 	x->pr.sqpoll = want_sqpoll;
 	x->probe = io_uring_get_probe_ring(&x->ring);
 	x->pr.nops = x->probe ? x->probe->last_op + 1 : 0;
-	x->zero_fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 	return 0;
 }
 
@@ -114,8 +112,6 @@ void xsc__uring_teardown(struct xsc *x)
 		io_uring_free_probe(x->probe);
 	if (x->have_ring)
 		io_uring_queue_exit(&x->ring);
-	if (x->zero_fd >= 0)
-		close(x->zero_fd);
 	x->probe = NULL;
 	x->have_ring = false;
 }
