@@ -172,6 +172,11 @@ int xsc__fallback_route(struct xsc *x, long nr);
 /* Executes entry id synchronously in the calling thread. */
 long xsc__exec_sync(const struct xsc_entry *e);
 
+/* Multi-calls (multicall.c) own every SQE whose user_data has bit 63
+ * set; the reaper hands their CQEs to this hook. */
+#define XSC_UD_MC (1ULL << 63)
+void xsc__mc_cqe(struct xsc *x, uint64_t ud, int32_t res, uint32_t flags);
+
 /* io_uring executor (uring.c) */
 int xsc__uring_setup(struct xsc *x);
 void xsc__uring_teardown(struct xsc *x);

@@ -121,6 +121,13 @@ bool xsc__uring_has(struct xsc *x, unsigned op)
 	return x->probe && io_uring_opcode_supported(x->probe, (int)op);
 }
 
+/* Replaced by multicall.c's definition when multi-calls are linked in. */
+__attribute__((weak)) void xsc__mc_cqe(struct xsc *x, uint64_t ud, int32_t res,
+				       uint32_t flags)
+{
+	(void)x; (void)ud; (void)res; (void)flags;
+}
+
 int xsc__prep_nop(struct xsc *x, int id)
 {
 	io_uring_prep_nop(xsc__sqe(x, id, 0));
@@ -194,6 +201,8 @@ int xsc__uring_reap(struct xsc *x)
 		seen++;
 		if (ud == UD_FUTEX) {
 			x->futex_armed = false;
+		} else if (ud & XSC_UD_MC && ud != UD_CANCEL) {
+			xsc__mc_cqe(x, ud, cqe->res, cqe->flags);
 		} else if (ud != UD_CANCEL) {
 			int id = (int)(ud >> 2);
 			struct xsc_slot *s = slot_of(x, id);

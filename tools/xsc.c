@@ -19,7 +19,19 @@
 #include "xsc.h"
 
 int xsc_bench_null(int argc, char **argv);
-int xsc_bench_switch(int argc, char **argv) __attribute__((weak));
+/* Experiments in the bench directory, linked into this binary; a missing one says
+ * "not built".  Each takes (argc, argv) with argv[0] = its name. */
+#define WEAK_BENCH(name) int xsc_bench_##name(int argc, char **argv) __attribute__((weak))
+WEAK_BENCH(switch);
+WEAK_BENCH(pollution);
+WEAK_BENCH(readcost);
+WEAK_BENCH(modeswitch);
+WEAK_BENCH(wscmodel);
+WEAK_BENCH(copy);
+WEAK_BENCH(http);
+WEAK_BENCH(sensitivity);
+WEAK_BENCH(transparent);
+WEAK_BENCH(all);
 #ifdef XSC_HAVE_TRACE	/* a weak reference would not pull it from the archive */
 int xsc_bench_trace(int argc, char **argv);
 int xsc_trace_main(int argc, char **argv);
@@ -120,13 +132,22 @@ static int cmd_bench(int argc, char **argv)
 		{ "null", xsc_bench_null, "null-call cost vs batch size, cost model (FlexSC Fig. 9/10, WSC Fig. 3)" },
 		{ "switch", xsc_bench_switch, "fiber context-switch cost vs ucontext" },
 		{ "trace", xsc_bench_trace, "tracing overhead: untraced vs xsc trace vs strace" },
+		{ "pollution", xsc_bench_pollution, "slowdown of user work interleaved with syscalls (FlexSC Fig. 1-3)" },
+		{ "read-cost", xsc_bench_readcost, "empty read() per file type, sync vs in-kernel (kernel-space syscalls, Table One)" },
+		{ "mode-switch", xsc_bench_modeswitch, "null syscall entry+exit vs procedure call (clustering Table 1)" },
+		{ "wsc-model", xsc_bench_wscmodel, "WSC cost model: Tgen, Tsched, Tsync, Treq, Tsys, predicted vs measured M" },
+		{ "copy", xsc_bench_copy, "copy experiments: multi-calls, looped multi-calls, cp variants" },
+		{ "http", xsc_bench_http, "httpd on NPTL vs xsc threads vs nginx under wrk (FlexSC Fig. 11/13)" },
+		{ "sensitivity", xsc_bench_sensitivity, "httpd-xsc throughput vs syscall entries (FlexSC Fig. 16)" },
+		{ "transparent", xsc_bench_transparent, "unmodified httpd-nptl natively vs under xsc run" },
+		{ "all", xsc_bench_all, "every experiment, results/REPORT.md" },
 	};
 	const int nb = (int)(sizeof(b) / sizeof(b[0]));
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		printf("usage: xsc bench <name> [--quick] [--rounds N] [--out DIR]\n");
 		for (int i = 0; i < nb; i++)
-			printf("  %-8s %s%s\n", b[i].name, b[i].what,
+			printf("  %-12s %s%s\n", b[i].name, b[i].what,
 			       b[i].fn ? "" : " (not built)");
 		return argc < 2 ? 2 : 0;
 	}
