@@ -17,7 +17,10 @@
  */
 #include "internal.h"
 
+#include <limits.h>
+#include <linux/futex.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,19 +342,72 @@ static int reap(struct xsc *x)
 	return n;
 }
 
-/* Sleeps until some executor completes something.  0 or -EINTR. */
-static int block(struct xsc *x)
+/* ---- the wake word (see struct xsc) ---------------------------------- */
+
+void xsc__kick(struct xsc *x)
+{
+	atomic_fetch_add(&x->cseq, 1);
+	if (atomic_load(&x->owner_waiting))	/* pairs with the store below */
+		xsc__sys6(SYS_futex, (long)&x->cseq, FUTEX_WAKE | FUTEX_PRIVATE_FLAG,
+			  INT_MAX, 0, 0, 0);
+}
+
+uint32_t xsc__kick_seen(struct xsc *x)
+{
+	return atomic_load(&x->cseq);
+}
+
+long xsc__futex_wait_kick(struct xsc *x, uint32_t seen, int64_t timeout_ns)
+{
+	struct timespec ts, *tp = NULL;
+	long ret = 0;
+
+	if (timeout_ns >= 0) {
+		ts.tv_sec = timeout_ns / 1000000000;
+		ts.tv_nsec = timeout_ns % 1000000000;
+		tp = &ts;
+	}
+	atomic_store(&x->owner_waiting, 1);
+	if (atomic_load(&x->cseq) == seen) {
+		x->st.crossings++;
+		ret = xsc__sys6(SYS_futex, (long)&x->cseq,
+				FUTEX_WAIT | FUTEX_PRIVATE_FLAG, seen, (long)tp, 0, 0);
+	}
+	if (!x->futex_armed)
+		atomic_store(&x->owner_waiting, 0);
+	return ret == -EAGAIN ? 0 : ret;
+}
+
+/* Sleeps until some executor completes something, a kick after `seen`
+ * (with kick), or timeout_ns (< 0: none).  0 or -EINTR. */
+static int block_on(struct xsc *x, uint32_t seen, int64_t timeout_ns, bool kick)
 {
 	bool u = x->inflight_uring > 0, w = x->inflight_worker > 0;
 	int ret = 0;
 
 	if (u)
-		ret = xsc__uring_wait(x, w);
+		ret = xsc__uring_wait(x, w || kick, seen, timeout_ns);
 	else if (w)
-		ret = xsc__worker_wait(x);
-	if (x->wk && !x->futex_armed)
-		xsc__worker_set_waiting(x, false);
+		ret = xsc__worker_wait(x, seen, timeout_ns);
+	else if (kick)
+		ret = xsc__futex_wait_kick(x, seen, timeout_ns) == -EINTR ? -EINTR : 0;
+	if (!x->futex_armed)
+		atomic_store(&x->owner_waiting, 0);
 	return ret;
+}
+
+static int block(struct xsc *x)
+{
+	return block_on(x, atomic_load(&x->cseq), -1, false);
+}
+
+int xsc__idle_wait(struct xsc *x, uint32_t seen, int64_t timeout_ns)
+{
+	if (x->npending)
+		xsc_flush(x);
+	if (reap(x))
+		return 0;
+	return block_on(x, seen, timeout_ns, true);
 }
 
 XSC_EXPORT int xsc_poll(struct xsc *x)

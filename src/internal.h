@@ -147,7 +147,14 @@ struct xsc {
 	/* io_uring */
 	bool have_ring;
 	bool sqpoll;		/* the ring is an SQPOLL ring */
-	bool futex_armed;	/* a FUTEX_WAIT on wk->cseq is queued */
+	bool futex_armed;	/* a FUTEX_WAIT on cseq is queued */
+	uint32_t armed_val;	/* ... for this value of cseq */
+
+	/* The wake word: bumped by syscall threads on every completion and by
+	 * xsc__kick(); the owner sleeps on it (futex, or IORING_OP_FUTEX_WAIT
+	 * inside the ring) after announcing itself in owner_waiting. */
+	_Atomic uint32_t cseq;
+	_Atomic int owner_waiting;
 	unsigned sq_ready;	/* SQEs prepared, not yet submitted */
 	struct io_uring ring;
 	struct io_uring_probe *probe;
@@ -184,7 +191,8 @@ bool xsc__uring_has(struct xsc *x, unsigned op);
 struct io_uring_sqe *xsc__sqe(struct xsc *x, int id, int part);
 int xsc__uring_submit(struct xsc *x);
 int xsc__uring_reap(struct xsc *x);
-int xsc__uring_wait(struct xsc *x, bool also_workers);
+int xsc__uring_wait(struct xsc *x, bool also_kick, uint32_t seen,
+		    int64_t timeout_ns);
 int xsc__uring_cancel(struct xsc *x, int id);
 void xsc__uring_cancel_all(struct xsc *x);
 
@@ -194,10 +202,17 @@ void xsc__workers_stop(struct xsc *x);
 int xsc__worker_queue(struct xsc *x, int id);
 void xsc__worker_kick(struct xsc *x);
 int xsc__worker_reap(struct xsc *x);
-int xsc__worker_wait(struct xsc *x);
+int xsc__worker_wait(struct xsc *x, uint32_t seen, int64_t timeout_ns);
 int xsc__worker_cancel(struct xsc *x, int id);
-uint32_t *xsc__worker_seq(struct xsc *x);
-void xsc__worker_set_waiting(struct xsc *x, bool on);
+/* Wake word (handle.c): any thread may kick the owner out of a wait. */
+void xsc__kick(struct xsc *x);
+uint32_t xsc__kick_seen(struct xsc *x);
+/* Owner: sleeps until cseq moves from `seen` or timeout_ns passes (< 0:
+ * forever).  0 or -EINTR / -ETIMEDOUT. */
+long xsc__futex_wait_kick(struct xsc *x, uint32_t seen, int64_t timeout_ns);
+/* Owner: flushes, then sleeps until a completion, a kick after `seen`, or
+ * timeout_ns (< 0: none).  For schedulers built on a handle. */
+int xsc__idle_wait(struct xsc *x, uint32_t seen, int64_t timeout_ns);
 
 /* Non-blocking-first protocol (uring.c).  io_uring waits for readiness
  * even on O_NONBLOCK pipes and sockets, so transfers are submitted with

@@ -224,43 +224,42 @@ static int64_t now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Waits for at least one CQE.  With also_workers, a FUTEX_WAIT on the
- * worker completion counter rides in the same ring, so one io_uring_enter
- * sleeps on both executors.  Returns 0 or -EINTR. */
-int xsc__uring_wait(struct xsc *x, bool also_workers)
+/* Waits for at least one CQE, or timeout_ns (< 0: none).  With also_kick,
+ * a FUTEX_WAIT on the handle's wake word rides in the same ring, armed
+ * with `seen`, so one io_uring_enter sleeps on the ring, the syscall
+ * threads and xsc__kick() at once.  Returns 0 or -EINTR. */
+int xsc__uring_wait(struct xsc *x, bool also_kick, uint32_t seen,
+		    int64_t timeout_ns)
 {
 	struct io_uring_cqe *cqe;
+	struct __kernel_timespec ts;
 	int ret;
 
 	if (x->sqpoll && x->cfg.spin_ns) {
 		/* the poller completes without us entering: watch the CQ */
 		int64_t end = now_ns() + x->cfg.spin_ns;
 		do {
-			if (io_uring_cq_ready(&x->ring))
+			if (io_uring_cq_ready(&x->ring) ||
+			    (also_kick && atomic_load(&x->cseq) != seen))
 				return 0;
 			__builtin_ia32_pause();
 		} while (now_ns() < end);
 	}
-	if (also_workers) {
-		if (!x->futex_armed && xsc__uring_has(x, XSC_OP_FUTEX_WAIT)) {
-			uint32_t *seq = xsc__worker_seq(x);
+	if (also_kick && !x->futex_armed) {
+		if (xsc__uring_has(x, XSC_OP_FUTEX_WAIT)) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&x->ring);
-			xsc__worker_set_waiting(x, true);
+			atomic_store(&x->owner_waiting, 1);
 			io_uring_prep_rw(XSC_OP_FUTEX_WAIT, sqe,
-					 FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, seq, 0, 0);
-			sqe->addr2 = __atomic_load_n(seq, __ATOMIC_SEQ_CST);
+					 FUTEX2_SIZE_U32 | FUTEX2_PRIVATE,
+					 (void *)&x->cseq, 0, 0);
+			sqe->addr2 = seen;	/* a kick after `seen` ends it */
 			sqe->addr3 = XSC_FUTEX_BITSET_ANY;
 			io_uring_sqe_set_data64(sqe, UD_FUTEX);
 			x->futex_armed = true;
+			x->armed_val = seen;
 			x->sq_ready++;
-		}
-		if (!x->futex_armed) {
-			/* no FUTEX_WAIT opcode: wake up every 200 us to look */
-			struct __kernel_timespec ts = { 0, 200000 };
-			xsc__uring_submit(x);
-			x->st.crossings++;
-			ret = io_uring_wait_cqe_timeout(&x->ring, &cqe, &ts);
-			return ret == -ETIME ? 0 : ret < 0 ? ret : 0;
+		} else if (timeout_ns < 0 || timeout_ns > 200000) {
+			timeout_ns = 200000;	/* no FUTEX_WAIT op: look every 200 us */
 		}
 	}
 	/* Submit and wait in separate calls: an io_uring_enter that submits
@@ -271,7 +270,15 @@ int xsc__uring_wait(struct xsc *x, bool also_workers)
 	if (io_uring_cq_ready(&x->ring))
 		return 0;
 	x->st.crossings++;
-	ret = io_uring_wait_cqe(&x->ring, &cqe);
+	if (timeout_ns >= 0) {
+		ts.tv_sec = timeout_ns / 1000000000;
+		ts.tv_nsec = timeout_ns % 1000000000;
+		ret = io_uring_wait_cqe_timeout(&x->ring, &cqe, &ts);
+		if (ret == -ETIME)
+			ret = 0;
+	} else {
+		ret = io_uring_wait_cqe(&x->ring, &cqe);
+	}
 	return ret < 0 ? ret : 0;
 }
 

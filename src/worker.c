@@ -56,8 +56,6 @@ struct xsc_workers {
 	_Atomic int sleepers;
 	_Atomic int idle;
 	_Atomic int stop;
-	_Atomic uint32_t cseq;	/* futex: bumped on every completion */
-	_Atomic int owner_waiting;
 	_Atomic int cstack;	/* completed ids, linked through slot.cnext */
 	int nthreads;
 	pthread_t th[MAX_WORKERS];
@@ -116,9 +114,7 @@ static void run(struct xsc_workers *w, int id, int tid)
 	do
 		atomic_store_explicit(&s->cnext, top, memory_order_relaxed);
 	while (!atomic_compare_exchange_weak(&w->cstack, &top, id));
-	atomic_fetch_add(&w->cseq, 1);
-	if (atomic_load(&w->owner_waiting))
-		futex(&w->cseq, FUTEX_WAKE, INT_MAX);
+	xsc__kick(x);	/* the owner may sleep on x->cseq */
 }
 
 static void on_cancel(int sig) { (void)sig; }
@@ -287,42 +283,27 @@ int xsc__worker_reap(struct xsc *x)
 	return n;
 }
 
-uint32_t *xsc__worker_seq(struct xsc *x)
-{
-	return (uint32_t *)&x->wk->cseq;
-}
-
-void xsc__worker_set_waiting(struct xsc *x, bool on)
-{
-	atomic_store(&x->wk->owner_waiting, on);
-}
-
 /* Owner: sleeps until a worker completes something (spinning first when
  * the workers run on another core).  Returns 0 or -EINTR. */
-int xsc__worker_wait(struct xsc *x)
+int xsc__worker_wait(struct xsc *x, uint32_t seen, int64_t timeout_ns)
 {
 	struct xsc_workers *w = x->wk;
-	uint32_t seq = atomic_load(&w->cseq);
 	int64_t end = now_ns() + x->cfg.spin_ns;
 	long ret = 0;
 
-	while (atomic_load(&w->cstack) < 0 && now_ns() < end)
+	while (atomic_load(&w->cstack) < 0 && atomic_load(&x->cseq) == seen &&
+	       now_ns() < end)
 		__builtin_ia32_pause();
-	if (atomic_load(&w->cstack) >= 0)
+	if (atomic_load(&w->cstack) >= 0 || atomic_load(&x->cseq) != seen)
 		return 0;
 	/* a backlog with every worker blocked: a blocked call must not stall
 	 * the rest (FlexSC 3.5) */
 	if (queued(w) && atomic_load(&w->idle) == 0)
 		spawn(w);
-	atomic_store(&w->owner_waiting, 1);
-	if (atomic_load(&w->cstack) < 0 && atomic_load(&w->cseq) == seq) {
-		struct timespec ts = { 0, 10 * 1000000 };
-		x->st.crossings++;
-		/* bounded, so a growing backlog is re-checked */
-		ret = xsc__sys6(SYS_futex, (long)&w->cseq,
-				FUTEX_WAIT | FUTEX_PRIVATE_FLAG, seq, (long)&ts, 0, 0);
-	}
-	atomic_store(&w->owner_waiting, 0);
+	/* bounded, so a growing backlog is re-checked */
+	if (timeout_ns < 0 || timeout_ns > 10 * 1000000)
+		timeout_ns = 10 * 1000000;
+	ret = xsc__futex_wait_kick(x, seen, timeout_ns);
 	return ret == -EINTR ? -EINTR : 0;
 }
 
