@@ -190,6 +190,252 @@ uint64_t xsc_tag(struct xsc *x, int e);
 const struct xsc_entry *xsc_entry(struct xsc *x, int e);
 
 /* ------------------------------------------------------------------ */
+/* xsc threads: M:N fibers whose system calls are exception-less      */
+/* ------------------------------------------------------------------ */
+
+/* N kernel threads ("vcpus", one per core by default, pinned) run M
+ * fibers.  A fiber's system call (xsc_syscall and the wrappers below) is
+ * posted into its vcpu's syscall pages and the fiber switches out; when no
+ * fiber is ready the vcpu flushes the batch and sleeps in one
+ * io_uring_enter (FlexSC-Threads).  Calls routed inline (getpid, mmap,
+ * ...) run directly.  Scheduling is cooperative: system calls, sync
+ * primitives and xsc_yield are the switch points.  Each fiber has its own
+ * libc errno. */
+
+struct timespec;
+typedef struct xsc_fiber *xsc_thread_t;
+
+typedef struct xsc_thread_attr {
+	size_t stack_size;	/* 0 = runtime default (256 KiB) */
+	int detached;
+} xsc_thread_attr_t;
+
+struct xsc_runtime_config {
+	unsigned nthreads;	/* kernel threads; 0 = one per online core */
+	int pin;		/* pin kernel thread i to core (first_cpu + i) */
+	int first_cpu;
+	size_t stack_size;	/* default fiber stack; 0 = 256 KiB */
+	unsigned npages;	/* syscall pages per kernel thread; 0 = 64:
+				   at most npages * 64 calls in flight per
+				   kernel thread, further callers wait */
+	unsigned batch;		/* flush when this many are pending; 0 = 64 */
+	int backend;		/* enum xsc_backend; 0 = auto / XSC_BACKEND */
+};
+
+void xsc_runtime_config_init(struct xsc_runtime_config *cfg);
+
+/* Starts the runtime, runs fn(argc, argv) as the first fiber, and returns
+ * its return value once it returns (other fibers are abandoned, like
+ * threads at process exit).  The calling thread becomes kernel thread 0.
+ * Returns -errno if the runtime cannot start. */
+int xsc_main(int (*fn)(int, char **), int argc, char **argv,
+	     const struct xsc_runtime_config *cfg);
+
+int xsc_thread_create(xsc_thread_t *t, const xsc_thread_attr_t *attr,
+		      void *(*fn)(void *), void *arg);
+int xsc_thread_join(xsc_thread_t t, void **ret);
+int xsc_thread_detach(xsc_thread_t t);
+void xsc_thread_exit(void *ret) __attribute__((noreturn));
+xsc_thread_t xsc_thread_self(void);	/* NULL outside a fiber */
+int xsc_yield(void);
+int xsc_usleep(unsigned long usec);
+int xsc_sleep(unsigned sec);
+
+/* Sync primitives for fibers (any vcpu).  Static initializers below. */
+typedef struct xsc_mutex {
+	uint32_t state, lock;
+	void *head, *tail;
+} xsc_mutex_t;
+typedef struct xsc_cond {
+	uint32_t lock, pad;
+	void *head, *tail;
+} xsc_cond_t;
+typedef struct xsc_sem {
+	uint32_t lock, pad;
+	long value;
+	void *head, *tail;
+} xsc_sem_t;
+typedef struct xsc_once {
+	uint32_t state;
+	xsc_mutex_t m;
+} xsc_once_t;
+typedef unsigned xsc_key_t;
+
+#define XSC_MUTEX_INITIALIZER { 0, 0, 0, 0 }
+#define XSC_COND_INITIALIZER { 0, 0, 0, 0 }
+#define XSC_ONCE_INIT { 0, XSC_MUTEX_INITIALIZER }
+
+int xsc_mutex_init(xsc_mutex_t *m);
+int xsc_mutex_lock(xsc_mutex_t *m);
+int xsc_mutex_trylock(xsc_mutex_t *m);	/* 0 or -EBUSY */
+int xsc_mutex_unlock(xsc_mutex_t *m);
+int xsc_mutex_destroy(xsc_mutex_t *m);
+int xsc_cond_init(xsc_cond_t *c);
+int xsc_cond_wait(xsc_cond_t *c, xsc_mutex_t *m);
+/* abstime on CLOCK_MONOTONIC; -ETIMEDOUT when it passes */
+int xsc_cond_timedwait(xsc_cond_t *c, xsc_mutex_t *m,
+		       const struct timespec *abstime);
+int xsc_cond_signal(xsc_cond_t *c);
+int xsc_cond_broadcast(xsc_cond_t *c);
+int xsc_cond_destroy(xsc_cond_t *c);
+int xsc_sem_init(xsc_sem_t *s, long value);
+int xsc_sem_wait(xsc_sem_t *s);
+int xsc_sem_trywait(xsc_sem_t *s);	/* 0 or -EAGAIN */
+int xsc_sem_post(xsc_sem_t *s);
+int xsc_sem_destroy(xsc_sem_t *s);
+int xsc_once(xsc_once_t *o, void (*fn)(void));
+int xsc_key_create(xsc_key_t *k, void (*dtor)(void *));
+int xsc_key_delete(xsc_key_t k);
+void *xsc_getspecific(xsc_key_t k);
+int xsc_setspecific(xsc_key_t k, const void *v);
+
+/* Blocking system calls for fibers: value or -errno, exactly the
+ * synchronous call's result.  Outside a fiber they run through a
+ * per-thread handle (xsc_call). */
+long xsc_syscall(long nr, ...);
+struct iovec;
+struct stat;
+struct sockaddr;
+long xsc_read(int fd, void *buf, size_t n);
+long xsc_write(int fd, const void *buf, size_t n);
+long xsc_readv(int fd, const struct iovec *iov, int cnt);
+long xsc_writev(int fd, const struct iovec *iov, int cnt);
+long xsc_pread(int fd, void *buf, size_t n, long off);
+long xsc_pwrite(int fd, const void *buf, size_t n, long off);
+long xsc_openat(int dirfd, const char *path, int flags, unsigned mode);
+long xsc_close_fd(int fd);	/* close(2); xsc_close() closes a handle */
+long xsc_fstat(int fd, struct stat *st);
+long xsc_accept4(int fd, struct sockaddr *addr, unsigned *len, int flags);
+long xsc_connect(int fd, const struct sockaddr *addr, unsigned len);
+long xsc_recv(int fd, void *buf, size_t n, int flags);
+long xsc_send(int fd, const void *buf, size_t n, int flags);
+long xsc_poll1(int fd, short events, int timeout_ms);	/* revents or -errno */
+
+/* ------------------------------------------------------------------ */
+/* Multi-calls                                                        */
+/* ------------------------------------------------------------------ */
+
+/* A multi-call (System Call Clustering, section 2.2) runs calls[0..n) in
+ * order, like the synchronous sequence would, in as few kernel crossings
+ * as this kernel allows.  Each call has a number, six arguments, a result
+ * slot and flags.  Arguments may name an earlier call's result or a word
+ * of an earlier call's output (result forwarding, forward-only, so every
+ * chain halts).  Paths (docs/multicall.md):
+ *   uring   the chain as linked SQEs, one io_uring_enter when nothing in
+ *           it needs a value io_uring cannot forward; anomalies (a short
+ *           transfer, a failed unchecked call) resume with another enter
+ *   worker  the whole chain on one syscall thread: one hand-off
+ *   inline  the plain calls in the caller's thread
+ * Results are exactly those of the synchronous sequence. */
+
+#define XSC_MC_MAX	 64		/* calls per chain or loop body */
+#define XSC_MC_ITER_MAX	 (1u << 30)	/* bound on loop iterations */
+
+/* struct xsc_mc.flags */
+#define XSC_MC_CHECK	(1u << 0) /* a result < 0 stops the chain here */
+#define XSC_MC_FULL	(1u << 1) /* with CHECK on read/write/pread64/
+				     pwrite64: a transfer shorter than its
+				     count also stops it (io_uring's link
+				     rule).  Without FULL a short transfer is
+				     a success and the chain goes on. */
+#define XSC_MC_PRIVATE	(1u << 2) /* open/openat whose fd is used only as an
+				     fd by later calls and closed by a later
+				     close in the chain: its slot gets 0 when
+				     that close ran (the number is not
+				     reported; on io_uring the file is a
+				     direct descriptor), else the fd */
+
+/* A reference, stored in args[i] with bit i of xsc_mc.fwd set:
+ *   XSC_MC_RET(k)          the result of call k
+ *   XSC_MC_WORD(k, a, off) the 64-bit word at byte off of the buffer that
+ *                          call k's argument a points to, read after call k
+ *                          succeeded (c-blake/batch's word copy)
+ *   XSC_MC_WORD32(k, a, off) the same, a sign-extended 32-bit word
+ * k must be earlier than the call (else -EINVAL before anything runs).
+ * If call k failed (result < 0) or the word cannot be read, the call is
+ * not executed: its slot gets -ECANCELED (-EFAULT for an unreadable
+ * word); with XSC_MC_CHECK that stops the chain. */
+#define XSC_MC_RET(k)		((long)(unsigned)(k) | 0xfL << 8)
+#define XSC_MC_WORD(k, a, off)	((long)(unsigned)(k) | (long)(a) << 8 | \
+				 (long)(off) << 16)
+#define XSC_MC_WORD32(k, a, off) (XSC_MC_WORD(k, a, off) | 1L << 12)
+/* stx_size of statx(dirfd, path, flags, mask, buf) = call k */
+#define XSC_MC_STATX_SIZE(k)	XSC_MC_WORD(k, 4, 40)
+/* st_size of fstat(fd, buf) = call k (x86-64 struct stat) */
+#define XSC_MC_FSTAT_SIZE(k)	XSC_MC_WORD(k, 1, 48)
+
+struct xsc_mc {
+	long nr;		/* syscall number */
+	unsigned flags;		/* XSC_MC_CHECK, XSC_MC_FULL, XSC_MC_PRIVATE */
+	unsigned fwd;		/* bit i: args[i] is a reference */
+	long args[6];
+	long ret;		/* out: value, -errno, -ECANCELED if not run */
+};
+
+/* Sets args[i] of c to reference ref (XSC_MC_RET(k), ...). */
+static inline void xsc_mc_fwd(struct xsc_mc *c, int i, long ref)
+{
+	c->args[i] = ref;
+	c->fwd |= 1u << i;
+}
+
+enum xsc_mc_path {
+	XSC_MC_AUTO = 0,	/* uring when it saves crossings, else by route */
+	XSC_MC_URING = 1,
+	XSC_MC_WORKER = 2,
+	XSC_MC_INLINE = 3,
+};
+
+/* Loop conditions: the loop ends when result(until_call) OP until_val. */
+enum xsc_mc_cond { XSC_MC_LE = 1, XSC_MC_LT, XSC_MC_EQ, XSC_MC_NE, XSC_MC_GE,
+		   XSC_MC_GT };
+
+struct xsc_mc_opts {
+	int path;		/* enum xsc_mc_path to ask for; a path that
+				   cannot run the chain exactly declines */
+	/* Looped multi-call: with max_iter > 0 the chain is repeated until
+	 * the condition holds right after call until_call (the rest of that
+	 * iteration does not run), a checked call fails, or max_iter
+	 * iterations ran.  References name calls of the same iteration. */
+	unsigned max_iter;
+	int until_call;
+	int until_op;		/* enum xsc_mc_cond */
+	long until_val;
+	unsigned batch;		/* uring: iterations per submission; 0 = adaptive */
+	int sum_call;		/* report.sum adds this call's results >= 0; -1 */
+};
+
+/* What stopped a chain (xsc_mc_report.stop). */
+enum xsc_mc_stop { XSC_MC_DONE = 0, XSC_MC_FAILED, XSC_MC_UNTIL, XSC_MC_BOUND };
+
+struct xsc_mc_report {
+	int path;		/* enum xsc_mc_path that ran it */
+	const char *reason;	/* why that path, never NULL */
+	unsigned crossings;	/* user->kernel crossings of the caller's thread */
+	unsigned submits;	/* io_uring submissions */
+	unsigned resumes;	/* link breaks resumed with another submission */
+	unsigned iters;		/* iterations that ran (1 for a chain) */
+	int stop;		/* enum xsc_mc_stop */
+	uint64_t sum;		/* see xsc_mc_opts.sum_call */
+};
+
+/* Defaults: AUTO, no loop, sum_call -1. */
+void xsc_mc_opts_init(struct xsc_mc_opts *o);
+
+/* Runs calls[0..n) (see above).  Returns n when no checked call failed,
+ * else the index of the first checked call that failed; later calls get
+ * -ECANCELED.  n = 0 returns 0; n > XSC_MC_MAX returns -E2BIG; a bad
+ * reference, flag or loop option returns -EINVAL before anything runs.
+ * Flushes entries posted before it.  Calls done_cb for entries that
+ * complete meanwhile. */
+int xsc_multicall(struct xsc *x, struct xsc_mc *calls, unsigned n);
+
+/* The same with options (NULL = defaults) and a report (may be NULL).
+ * For a loop, calls[] holds the last iteration's results. */
+int xsc_multicall_ex(struct xsc *x, struct xsc_mc *calls, unsigned n,
+		     const struct xsc_mc_opts *o, struct xsc_mc_report *r);
+
+/* ------------------------------------------------------------------ */
 /* Routes, probing, statistics                                        */
 /* ------------------------------------------------------------------ */
 

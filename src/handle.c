@@ -29,7 +29,7 @@
 
 #include "rawsys.h"
 
-#define MAX_PAGES 64	/* 4096 entries */
+#define MAX_PAGES 255	/* 16320 entries: 2 SQEs each fit a 32K SQ ring */
 
 XSC_EXPORT void xsc_config_init(struct xsc_config *cfg)
 {
@@ -125,6 +125,7 @@ XSC_EXPORT int xsc_close(struct xsc *x)
 		if (!reap(x))
 			block(x);
 	}
+	xsc__mc_close(x);
 	xsc__uring_teardown(x);
 	xsc__workers_stop(x);
 	free(x->ent);
@@ -165,6 +166,18 @@ void xsc__complete(struct xsc *x, int id, long ret)
 	xsc__note_done(x, id);
 }
 
+/* Replaced by multicall.c's definitions when multi-calls are linked in. */
+__attribute__((weak)) long xsc__mc_run(const struct xsc_entry *e)
+{
+	(void)e;
+	return -ENOSYS;
+}
+
+__attribute__((weak)) void xsc__mc_close(struct xsc *x)
+{
+	(void)x;
+}
+
 long xsc__exec_sync(const struct xsc_entry *e)
 {
 	const struct xsc_sysdef *d = xsc__sysdef(e->sysno);
@@ -172,6 +185,8 @@ long xsc__exec_sync(const struct xsc_entry *e)
 
 	if (e->sysno == XSC_NR_NOP)
 		return 0;
+	if (e->sysno == XSC_NR_MC)
+		return xsc__mc_run(e);
 	if (d->flags & XSC_F_REFUSE)
 		return -EINVAL;
 	return xsc__sys6(e->sysno, a[0], a[1], a[2], a[3], a[4], a[5]);

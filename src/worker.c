@@ -258,9 +258,11 @@ void xsc__worker_kick(struct xsc *x)
 		futex(&w->qseq, FUTEX_WAKE, INT_MAX);
 		x->st.crossings++;
 	}
+	/* one thread per queued call that no idle thread can take, up to
+	 * the bound: a batch of blocking calls runs in parallel */
 	backlog = atomic_load(&w->qtail) - atomic_load(&w->qhead);
-	if (backlog > 0 && atomic_load(&w->idle) == 0)
-		spawn(w);
+	while (backlog > (uint64_t)atomic_load(&w->idle) && spawn(w) == 0)
+		;
 }
 
 /* Owner: collects what the workers finished; no system call. */

@@ -1,0 +1,719 @@
+/*
+ * runtime.c - xsc threads: vcpus, fibers, run queues, the scheduler loop.
+ *
+ * Each vcpu (kernel thread, pinned) loops:
+ *   1. run the next ready fiber until it switches back (system call, park,
+ *      yield, exit);
+ *   2. after the switch: release the parked fiber's queue lock, reclaim a
+ *      dead fiber, requeue a yielding one, flush the syscall pages when
+ *      `batch` entries are pending;
+ *   3. no ready fiber: flush, reap completions (no syscall), steal half of
+ *      another vcpu's queue; still nothing: sleep in one io_uring_enter
+ *      (or futex) until a completion or a kick from another vcpu.
+ * That is FlexSC-Threads' policy: system calls accumulate while there is
+ * user work, and the batch goes to the kernel when nothing is runnable.
+ *
+ * Work stealing (rather than a global queue): a vcpu only touches another
+ * vcpu's queue when it has nothing to do, and it takes half of the fibers
+ * that have not started yet, so a burst of new connections spreads over
+ * the cores without a shared hot lock.  A started fiber stays on its home
+ * vcpu: libc's TLS (errno, and addresses of __thread variables compilers
+ * keep across calls) then stays valid in unmodified code, its syscall
+ * entries complete where it sleeps, and wake-ups go to its home queue.
+ * ready() kicks an idle vcpu when a queue holds more than one fiber.
+ */
+#include "sched.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "rawsys.h"
+
+struct xsc_rt xsc__rt;
+__thread struct xsc_vcpu *xsc__self __attribute__((tls_model("initial-exec")));
+
+/* Read the current vcpu after a switch: a fiber may resume on another
+ * kernel thread, and the compiler must not reuse a value read before. */
+static inline struct xsc_vcpu *self(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+	return xsc__self;
+}
+
+int64_t xsc__now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void xsc__spin_lock(uint32_t *l)
+{
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(l, __ATOMIC_RELAXED))
+			__builtin_ia32_pause();
+}
+
+void xsc__spin_unlock(uint32_t *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- wait queues -------------------------------------------------------- */
+
+void xsc__wq_push(void *q, struct xsc_fiber *f)
+{
+	struct xsc_wq *w = q;
+
+	f->wnext = NULL;
+	if (w->tail)
+		((struct xsc_fiber *)w->tail)->wnext = f;
+	else
+		w->head = f;
+	w->tail = f;
+}
+
+struct xsc_fiber *xsc__wq_pop(void *q)
+{
+	struct xsc_wq *w = q;
+	struct xsc_fiber *f = w->head;
+
+	if (f) {
+		w->head = f->wnext;
+		if (!w->head)
+			w->tail = NULL;
+	}
+	return f;
+}
+
+bool xsc__wq_remove(void *q, struct xsc_fiber *f)
+{
+	struct xsc_wq *w = q;
+	struct xsc_fiber *p = NULL;
+
+	for (struct xsc_fiber *i = w->head; i; p = i, i = i->wnext) {
+		if (i != f)
+			continue;
+		if (p)
+			p->wnext = i->wnext;
+		else
+			w->head = i->wnext;
+		if (w->tail == i)
+			w->tail = p;
+		return true;
+	}
+	return false;
+}
+
+/* ---- run queues --------------------------------------------------------- */
+
+static void rq_push(struct xsc_vcpu *v, struct xsc_fiber *f)
+{
+	f->rnext = NULL;
+	xsc__spin_lock(&v->rq_lock);
+	if (v->rq_tail)
+		v->rq_tail->rnext = f;
+	else
+		v->rq_head = f;
+	v->rq_tail = f;
+	atomic_fetch_add(&v->rq_len, 1);
+	xsc__spin_unlock(&v->rq_lock);
+}
+
+static struct xsc_fiber *rq_pop(struct xsc_vcpu *v)
+{
+	struct xsc_fiber *f;
+
+	if (!atomic_load_explicit(&v->rq_len, memory_order_relaxed))
+		return NULL;
+	xsc__spin_lock(&v->rq_lock);
+	f = v->rq_head;
+	if (f) {
+		v->rq_head = f->rnext;
+		if (!v->rq_head)
+			v->rq_tail = NULL;
+		atomic_fetch_sub(&v->rq_len, 1);
+	}
+	xsc__spin_unlock(&v->rq_lock);
+	return f;
+}
+
+/* Unlinks up to `max` fibers that have not started from u's queue. */
+static struct xsc_fiber *take_unstarted(struct xsc_vcpu *u, int max)
+{
+	struct xsc_fiber *got = NULL, *prev = NULL, *f, *next;
+
+	xsc__spin_lock(&u->rq_lock);
+	for (f = u->rq_head; f && max > 0; f = next) {
+		next = f->rnext;
+		if (f->home) {
+			prev = f;
+			continue;
+		}
+		if (prev)
+			prev->rnext = next;
+		else
+			u->rq_head = next;
+		if (u->rq_tail == f)
+			u->rq_tail = prev;
+		atomic_fetch_sub(&u->rq_len, 1);
+		f->rnext = got;
+		got = f;
+		max--;
+	}
+	xsc__spin_unlock(&u->rq_lock);
+	return got;
+}
+
+/* Takes half of another vcpu's queue, of fibers not started yet. */
+static struct xsc_fiber *steal(struct xsc_vcpu *v)
+{
+	for (int k = 1; k < xsc__rt.n; k++) {
+		struct xsc_vcpu *u = &xsc__rt.v[(v->id + k) % xsc__rt.n];
+		int n = atomic_load(&u->rq_len);
+		struct xsc_fiber *got, *f;
+
+		if (n < 1)
+			continue;
+		got = take_unstarted(u, (n + 1) / 2);
+		if (!got)
+			continue;
+		while ((f = got->rnext) != NULL) {
+			got->rnext = f->rnext;
+			rq_push(v, f);
+		}
+		return got;
+	}
+	return NULL;
+}
+
+static void kick_idle(struct xsc_vcpu *not)
+{
+	for (int k = 0; k < xsc__rt.n; k++) {
+		struct xsc_vcpu *u = &xsc__rt.v[k];
+		if (u != not && atomic_load(&u->idle)) {
+			xsc__kick(u->x);
+			return;
+		}
+	}
+}
+
+void xsc__ready(struct xsc_fiber *f)
+{
+	struct xsc_vcpu *me = self();
+	struct xsc_vcpu *v = f->home ? f->home : me ? me : &xsc__rt.v[0];
+
+	f->state = F_READY;
+	rq_push(v, f);
+	if (v != me || atomic_load(&v->idle))
+		xsc__kick(v->x);
+	else if (atomic_load(&xsc__rt.nidle) > 0 && atomic_load(&v->rq_len) > 1)
+		kick_idle(v);	/* let an idle core steal */
+}
+
+/* ---- switching ----------------------------------------------------------- */
+
+void xsc__park(uint32_t *lock)
+{
+	struct xsc_vcpu *v = self();
+	struct xsc_fiber *f = v->cur;
+
+	f->state = F_BLOCKED;
+	v->unlock_after = lock;
+	xsc__ctx_switch(&f->ctx, &v->sched);
+}
+
+XSC_EXPORT int xsc_yield(void)
+{
+	struct xsc_vcpu *v = self();
+
+	if (!v || !v->cur)
+		return sched_yield() ? -errno : 0;
+	v->cur->state = F_READY;	/* requeued by the scheduler */
+	xsc__ctx_switch(&v->cur->ctx, &v->sched);
+	return 0;
+}
+
+/* ---- fibers --------------------------------------------------------------- */
+
+static void fiber_main(void *arg)
+{
+	struct xsc_fiber *f = arg;
+
+	f->ret = f->fn(f->arg);
+	xsc_thread_exit(f->ret);
+}
+
+static void fiber_exit_hook(struct xsc_ctx *ctx)
+{
+	(void)ctx;	/* fiber_main never returns into the trampoline */
+}
+
+static void run_key_dtors(struct xsc_fiber *f);
+
+XSC_EXPORT void xsc_thread_exit(void *ret)
+{
+	struct xsc_vcpu *v = self();
+	struct xsc_fiber *f = v ? v->cur : NULL;
+
+	if (!f)
+		pthread_exit(ret);
+	f->ret = ret;
+	run_key_dtors(f);
+	v = self();	/* destructors may have switched vcpus */
+	v->dead = f;
+	xsc__ctx_exit(&f->ctx, &v->sched);
+}
+
+static void free_fiber(struct xsc_fiber *f)
+{
+	free(f);
+}
+
+/* Scheduler side of an exit: the fiber's stack is no longer in use. */
+static void reap_dead(struct xsc_vcpu *v, struct xsc_fiber *f)
+{
+	struct xsc_fiber *j;
+	bool detached;
+
+	xsc__stack_put(f->stack);
+	f->stack = NULL;
+	xsc__spin_lock(&f->join_lock);
+	f->state = F_DONE;
+	j = f->joiner;
+	detached = atomic_load(&f->detached);
+	xsc__spin_unlock(&f->join_lock);
+	(void)v;
+	if (detached)
+		free_fiber(f);
+	else if (j)
+		xsc__ready(j);
+}
+
+static struct xsc_vcpu *place(void)
+{
+	unsigned i = atomic_fetch_add(&xsc__rt.rr, 1);
+	return &xsc__rt.v[i % (unsigned)xsc__rt.n];
+}
+
+XSC_EXPORT int xsc_thread_create(xsc_thread_t *t, const xsc_thread_attr_t *attr,
+				 void *(*fn)(void *), void *arg)
+{
+	struct xsc_fiber *f;
+	size_t size = attr && attr->stack_size ? attr->stack_size :
+		      xsc__rt.cfg.stack_size;
+	int ret;
+
+	if (!xsc__rt.v)
+		return -EPERM;	/* no runtime: call from inside xsc_main */
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	ret = xsc__stack_get(size, &f->stack);
+	if (ret < 0) {
+		free(f);
+		return ret;
+	}
+	f->fn = fn;
+	f->arg = arg;
+	atomic_init(&f->detached, attr && attr->detached);
+	ret = xsc__ctx_make(&f->ctx, f->stack->lo,
+			    (size_t)((char *)f->stack->hi - (char *)f->stack->lo),
+			    fiber_main, f, fiber_exit_hook);
+	if (ret < 0) {
+		xsc__stack_put(f->stack);
+		free(f);
+		return ret;
+	}
+	if (t)
+		*t = f;
+	f->state = F_READY;
+	{
+		struct xsc_vcpu *v = place(), *me = self();
+		rq_push(v, f);
+		if (v != me)
+			xsc__kick(v->x);
+	}
+	return 0;
+}
+
+XSC_EXPORT int xsc_thread_join(xsc_thread_t f, void **ret)
+{
+	struct xsc_fiber *me = xsc__cur();
+
+	if (!f || f == me)
+		return -EDEADLK;
+	if (!me)
+		return -EPERM;
+	xsc__spin_lock(&f->join_lock);
+	if (atomic_load(&f->detached) || f->joiner) {
+		xsc__spin_unlock(&f->join_lock);
+		return -EINVAL;
+	}
+	if (f->state != F_DONE) {
+		f->joiner = me;
+		xsc__park(&f->join_lock);	/* reap_dead() wakes us */
+	} else {
+		xsc__spin_unlock(&f->join_lock);
+	}
+	if (ret)
+		*ret = f->ret;
+	free_fiber(f);
+	return 0;
+}
+
+XSC_EXPORT int xsc_thread_detach(xsc_thread_t f)
+{
+	bool done;
+
+	if (!f)
+		return -ESRCH;
+	xsc__spin_lock(&f->join_lock);
+	if (atomic_load(&f->detached) || f->joiner) {
+		xsc__spin_unlock(&f->join_lock);
+		return -EINVAL;
+	}
+	done = f->state == F_DONE;
+	atomic_store(&f->detached, 1);
+	xsc__spin_unlock(&f->join_lock);
+	if (done)
+		free_fiber(f);
+	return 0;
+}
+
+XSC_EXPORT xsc_thread_t xsc_thread_self(void)
+{
+	return xsc__cur();
+}
+
+/* ---- fiber-local keys ---------------------------------------------------- */
+
+static void (*key_dtor[XSC_MAX_KEYS])(void *);
+static _Atomic int key_used[XSC_MAX_KEYS];
+
+XSC_EXPORT int xsc_key_create(xsc_key_t *k, void (*dtor)(void *))
+{
+	for (int i = 0; i < XSC_MAX_KEYS; i++) {
+		int z = 0;
+		if (atomic_compare_exchange_strong(&key_used[i], &z, 1)) {
+			key_dtor[i] = dtor;
+			*k = (xsc_key_t)i;
+			return 0;
+		}
+	}
+	return -EAGAIN;
+}
+
+XSC_EXPORT int xsc_key_delete(xsc_key_t k)
+{
+	if (k >= XSC_MAX_KEYS || !atomic_load(&key_used[k]))
+		return -EINVAL;
+	key_dtor[k] = NULL;
+	atomic_store(&key_used[k], 0);
+	return 0;
+}
+
+XSC_EXPORT void *xsc_getspecific(xsc_key_t k)
+{
+	struct xsc_fiber *f = xsc__cur();
+	return f && k < XSC_MAX_KEYS ? f->keys[k] : NULL;
+}
+
+XSC_EXPORT int xsc_setspecific(xsc_key_t k, const void *v)
+{
+	struct xsc_fiber *f = xsc__cur();
+
+	if (!f)
+		return -EPERM;
+	if (k >= XSC_MAX_KEYS || !atomic_load(&key_used[k]))
+		return -EINVAL;
+	f->keys[k] = (void *)v;
+	return 0;
+}
+
+/* As pthreads: up to 4 rounds while destructors set values again. */
+static void run_key_dtors(struct xsc_fiber *f)
+{
+	for (int round = 0; round < 4; round++) {
+		bool again = false;
+		for (int i = 0; i < XSC_MAX_KEYS; i++) {
+			void *val = f->keys[i];
+			void (*d)(void *) = key_dtor[i];
+			if (!val || !d)
+				continue;
+			f->keys[i] = NULL;
+			d(val);
+			again = true;
+		}
+		if (!again)
+			break;
+	}
+}
+
+/* ---- the scheduler ---------------------------------------------------------- */
+
+static void on_done(void *arg, int id, long ret, uint64_t tag);
+
+static void after_switch(struct xsc_vcpu *v, struct xsc_fiber *f)
+{
+	int *err = &errno;
+
+	f->err = *err;
+	v->cur = NULL;
+	if (v->unlock_after) {
+		xsc__spin_unlock(v->unlock_after);
+		v->unlock_after = NULL;
+	}
+	if (v->dead) {
+		reap_dead(v, v->dead);
+		v->dead = NULL;
+	} else if (f->state == F_READY) {
+		rq_push(v, f);	/* yielded */
+	}
+}
+
+static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
+{
+	if (!f->home)
+		f->home = v;	/* it stays here from now on */
+	errno = f->err;
+	f->state = F_RUNNING;
+	v->cur = f;
+	v->switches++;
+	xsc__ctx_switch(&v->sched, &f->ctx);
+	after_switch(v, f);
+}
+
+static int64_t next_timeout(struct xsc_vcpu *v)
+{
+	(void)v;
+	return -1;	/* timers are io_uring timeouts / syscall entries */
+}
+
+static void idle(struct xsc_vcpu *v)
+{
+	uint32_t seen = xsc__kick_seen(v->x);
+
+	atomic_store(&v->idle, 1);
+	atomic_fetch_add(&xsc__rt.nidle, 1);
+	if (!atomic_load(&v->rq_len) && !atomic_load(&xsc__rt.stop))
+		xsc__idle_wait(v->x, seen, next_timeout(v));
+	atomic_fetch_sub(&xsc__rt.nidle, 1);
+	atomic_store(&v->idle, 0);
+}
+
+/* Completions freed entries: fibers waiting for one may retry. */
+static void release_ewait(struct xsc_vcpu *v)
+{
+	struct xsc_fiber *f;
+
+	while (v->ewait.head && v->x->free_head >= 0 &&
+	       (f = xsc__wq_pop(&v->ewait)) != NULL)
+		xsc__ready(f);
+}
+
+static void loop(struct xsc_vcpu *v)
+{
+	unsigned batch = xsc__rt.cfg.batch;
+
+	while (!atomic_load(&xsc__rt.stop)) {
+		struct xsc_fiber *f = rq_pop(v);
+
+		if (!f) {
+			xsc_flush(v->x);	/* nothing runnable: hand the batch over */
+			xsc_poll(v->x);
+			release_ewait(v);
+			f = rq_pop(v);
+		}
+		if (!f)
+			f = steal(v);
+		if (!f) {
+			idle(v);
+			xsc_poll(v->x);
+			release_ewait(v);
+			continue;
+		}
+		run(v, f);
+		if ((v->switches & 63) == 0 || v->ewait.head) {
+			xsc_poll(v->x);	/* completions must not starve */
+			release_ewait(v);
+		}
+		if (v->x->npending >= batch)
+			xsc_flush(v->x);
+	}
+}
+
+static int vcpu_init(struct xsc_vcpu *v)
+{
+	struct xsc_config cfg;
+	int ret;
+
+	xsc__self = v;
+	xsc__stack_thread_init();
+	xsc_config_init(&cfg);
+	cfg.npages = xsc__rt.cfg.npages;
+	cfg.backend = xsc__rt.cfg.backend;
+	cfg.done_cb = on_done;
+	cfg.done_arg = v;
+	cfg.spin_ns = 0;	/* a vcpu sleeps rather than spin */
+	/* with the worker backend every blocked fiber holds a syscall thread */
+	cfg.max_workers = 256;
+	/* full pages park the posting fiber instead of blocking the vcpu;
+	 * say fallback reasons once, not per vcpu */
+	cfg.flags = XSC_NONBLOCK | (v->id ? XSC_QUIET : 0);
+	ret = xsc_open(&v->x, &cfg);
+	if (ret < 0)
+		return ret;
+	if (xsc__rt.cfg.pin && v->cpu >= 0) {
+		cpu_set_t s;
+		CPU_ZERO(&s);
+		CPU_SET(v->cpu, &s);
+		sched_setaffinity(0, sizeof(s), &s);
+	}
+	return 0;
+}
+
+static void on_done(void *arg, int id, long ret, uint64_t tag)
+{
+	struct xsc_fiber *f = (struct xsc_fiber *)(uintptr_t)tag;
+
+	(void)arg;
+	(void)id;
+	if (tag & 1) {	/* a timed wait's timer (sync.c) */
+		xsc__timed_done((void *)(uintptr_t)(tag & ~1ULL));
+		return;
+	}
+	if (!f)
+		return;
+	f->sysret = ret;
+	xsc__ready(f);
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct xsc_vcpu *v = arg;
+	int ret = vcpu_init(v);
+
+	atomic_store(&v->inited, ret < 0 ? ret : 1);
+	if (ret < 0)
+		return NULL;
+	loop(v);
+	return NULL;
+}
+
+/* ---- xsc_main ---------------------------------------------------------------- */
+
+struct main_args {
+	int (*fn)(int, char **);
+	int argc;
+	char **argv;
+};
+
+static void *main_fiber(void *arg)
+{
+	struct main_args *m = arg;
+
+	xsc__rt.main_ret = m->fn(m->argc, m->argv);
+	atomic_store(&xsc__rt.stop, 1);
+	for (int i = 0; i < xsc__rt.n; i++)
+		xsc__kick(xsc__rt.v[i].x);
+	return NULL;
+}
+
+XSC_EXPORT void xsc_runtime_config_init(struct xsc_runtime_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->pin = 1;
+	cfg->stack_size = XSC_STACK_DEFAULT_SIZE;
+	cfg->npages = 64;	/* 4096 calls in flight per kernel thread */
+	cfg->batch = 64;
+}
+
+static void apply_config(const struct xsc_runtime_config *cfg)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (cfg)
+		xsc__rt.cfg = *cfg;
+	else
+		xsc_runtime_config_init(&xsc__rt.cfg);
+	if (!xsc__rt.cfg.nthreads)
+		xsc__rt.cfg.nthreads = ncpu > 0 ? (unsigned)ncpu : 1;
+	if (!xsc__rt.cfg.stack_size)
+		xsc__rt.cfg.stack_size = XSC_STACK_DEFAULT_SIZE;
+	if (!xsc__rt.cfg.npages)
+		xsc__rt.cfg.npages = 64;
+	if (!xsc__rt.cfg.batch)
+		xsc__rt.cfg.batch = 64;
+}
+
+XSC_EXPORT int xsc_main(int (*fn)(int, char **), int argc, char **argv,
+			const struct xsc_runtime_config *cfg)
+{
+	struct main_args m = { fn, argc, argv };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int n, ret;
+
+	if (xsc__rt.v)
+		return -EBUSY;
+	apply_config(cfg);
+	n = (int)xsc__rt.cfg.nthreads;
+	xsc__rt.v = aligned_alloc(64, sizeof(struct xsc_vcpu) * (size_t)n);
+	if (!xsc__rt.v)
+		return -ENOMEM;
+	memset(xsc__rt.v, 0, sizeof(struct xsc_vcpu) * (size_t)n);
+	xsc__rt.n = n;
+	atomic_store(&xsc__rt.stop, 0);
+	for (int i = 0; i < n; i++) {
+		xsc__rt.v[i].id = i;
+		xsc__rt.v[i].cpu = (int)((xsc__rt.cfg.first_cpu + i) % (ncpu > 0 ? ncpu : 1));
+	}
+	ret = vcpu_init(&xsc__rt.v[0]);
+	if (ret < 0)
+		goto out_free;
+	for (int i = 1; i < n; i++) {
+		/* each vcpu opens its own handle (and ring: single issuer) on
+		 * its own thread; wait until it has */
+		ret = -pthread_create(&xsc__rt.v[i].th, NULL, vcpu_thread, &xsc__rt.v[i]);
+		if (ret)
+			goto out_stop;
+		while (!atomic_load(&xsc__rt.v[i].inited))
+			sched_yield();
+		if (atomic_load(&xsc__rt.v[i].inited) < 0) {
+			ret = atomic_load(&xsc__rt.v[i].inited);
+			goto out_stop;
+		}
+	}
+	ret = xsc_thread_create(NULL, &(xsc_thread_attr_t){ .detached = 1 },
+				main_fiber, &m);
+	if (ret < 0)
+		goto out_stop;
+	loop(&xsc__rt.v[0]);
+	ret = xsc__rt.main_ret;
+out_stop:
+	atomic_store(&xsc__rt.stop, 1);
+	for (int i = 1; i < n; i++) {
+		if (!xsc__rt.v[i].th)
+			continue;
+		while (!atomic_load(&xsc__rt.v[i].inited))
+			sched_yield();
+		if (xsc__rt.v[i].x)
+			xsc__kick(xsc__rt.v[i].x);
+		pthread_join(xsc__rt.v[i].th, NULL);
+	}
+	/* Abandoned fibers keep their entries: the handles are not closed
+	 * while calls might still write into fiber memory; the process is
+	 * expected to exit after xsc_main returns. */
+	xsc__self = NULL;
+out_free:
+	if (ret < 0 && !xsc__rt.v[0].x) {
+		free(xsc__rt.v);
+		xsc__rt.v = NULL;
+	}
+	return ret;
+}

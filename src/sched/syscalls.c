@@ -1,0 +1,185 @@
+/*
+ * syscalls.c - blocking system calls for fibers.
+ *
+ * xsc_syscall() posts the call into the current vcpu's syscall pages,
+ * tagged with the fiber, and parks; the vcpu's scheduler flushes the batch
+ * when nothing else is runnable and the completion callback readies the
+ * fiber with the result.  Calls the route table sends inline (getpid,
+ * mmap, thread-bound calls, ...) run directly: a hand-off would only add
+ * cost.  Outside a fiber, calls go through a handle private to the
+ * calling thread (xsc_call), closed when the thread exits.
+ */
+#include "sched.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include "internal.h"
+#include "rawsys.h"
+
+static pthread_key_t thread_key;
+static pthread_once_t thread_once = PTHREAD_ONCE_INIT;
+static __thread struct xsc *thread_x;
+
+static void close_thread_handle(void *x)
+{
+	xsc_close(x);
+}
+
+static void make_key(void)
+{
+	pthread_key_create(&thread_key, close_thread_handle);
+}
+
+static long outside(long nr, const long *a)
+{
+	if (!thread_x) {
+		struct xsc_config cfg;
+		xsc_config_init(&cfg);
+		cfg.npages = 1;
+		cfg.flags = XSC_QUIET;
+		if (xsc_open(&thread_x, &cfg) < 0)
+			return xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		pthread_once(&thread_once, make_key);
+		pthread_setspecific(thread_key, thread_x);
+	}
+	return xsc_call(thread_x, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+static long fiber_call(long nr, const long *a)
+{
+	struct xsc_vcpu *v = xsc__self;
+	struct xsc_fiber *f = v ? v->cur : NULL;
+	int id;
+
+	if (!f)
+		return outside(nr, a);
+	if (nr < 0 || nr >= XSC_NR_MAX)
+		return -ENOSYS;
+	if (v->x->route[nr] == XSC_BACKEND_INLINE)
+		return xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	id = xsc__post_fiber(nr, a, (uint64_t)(uintptr_t)f);
+	if (id < 0)
+		return id;
+	xsc__park(NULL);	/* the completion readies us */
+	return f->sysret;
+}
+
+int xsc__post_fiber(long nr, const long *a, uint64_t tag)
+{
+	for (;;) {
+		struct xsc_vcpu *v = xsc__self;	/* may change after a park */
+		int id = xsc_post_args(v->x, nr, a, tag);
+		if (id != -EAGAIN)
+			return id;
+		/* pages full: wait for a completion to free an entry, here
+		 * or on whichever vcpu runs us next */
+		xsc__wq_push(&v->ewait, v->cur);
+		xsc__park(NULL);
+	}
+}
+
+XSC_EXPORT long xsc_syscall(long nr, ...)
+{
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	return fiber_call(nr, a);
+}
+
+#define CALL(nr, ...) fiber_call(nr, (const long[6]){ __VA_ARGS__ })
+
+XSC_EXPORT long xsc_read(int fd, void *buf, size_t n)
+{
+	return CALL(SYS_read, fd, (long)buf, (long)n);
+}
+
+XSC_EXPORT long xsc_write(int fd, const void *buf, size_t n)
+{
+	return CALL(SYS_write, fd, (long)buf, (long)n);
+}
+
+XSC_EXPORT long xsc_readv(int fd, const struct iovec *iov, int cnt)
+{
+	return CALL(SYS_readv, fd, (long)iov, cnt);
+}
+
+XSC_EXPORT long xsc_writev(int fd, const struct iovec *iov, int cnt)
+{
+	return CALL(SYS_writev, fd, (long)iov, cnt);
+}
+
+XSC_EXPORT long xsc_pread(int fd, void *buf, size_t n, long off)
+{
+	return CALL(SYS_pread64, fd, (long)buf, (long)n, off);
+}
+
+XSC_EXPORT long xsc_pwrite(int fd, const void *buf, size_t n, long off)
+{
+	return CALL(SYS_pwrite64, fd, (long)buf, (long)n, off);
+}
+
+XSC_EXPORT long xsc_openat(int dirfd, const char *path, int flags, unsigned mode)
+{
+	return CALL(SYS_openat, dirfd, (long)path, flags, mode);
+}
+
+XSC_EXPORT long xsc_close_fd(int fd)
+{
+	return CALL(SYS_close, fd);
+}
+
+XSC_EXPORT long xsc_fstat(int fd, struct stat *st)
+{
+	return CALL(SYS_fstat, fd, (long)st);
+}
+
+XSC_EXPORT long xsc_accept4(int fd, struct sockaddr *addr, unsigned *len, int flags)
+{
+	return CALL(SYS_accept4, fd, (long)addr, (long)len, flags);
+}
+
+XSC_EXPORT long xsc_connect(int fd, const struct sockaddr *addr, unsigned len)
+{
+	return CALL(SYS_connect, fd, (long)addr, len);
+}
+
+XSC_EXPORT long xsc_recv(int fd, void *buf, size_t n, int flags)
+{
+	return CALL(SYS_recvfrom, fd, (long)buf, (long)n, flags, 0, 0);
+}
+
+XSC_EXPORT long xsc_send(int fd, const void *buf, size_t n, int flags)
+{
+	return CALL(SYS_sendto, fd, (long)buf, (long)n, flags, 0, 0);
+}
+
+XSC_EXPORT long xsc_poll1(int fd, short events, int timeout_ms)
+{
+	struct pollfd p = { fd, events, 0 };
+	long r = CALL(SYS_poll, (long)&p, 1, timeout_ms);
+	return r < 0 ? r : r == 0 ? 0 : p.revents;
+}
+
+XSC_EXPORT int xsc_usleep(unsigned long usec)
+{
+	struct timespec ts = { (time_t)(usec / 1000000), (long)(usec % 1000000) * 1000 };
+	return (int)CALL(SYS_nanosleep, (long)&ts, 0);
+}
+
+XSC_EXPORT int xsc_sleep(unsigned sec)
+{
+	struct timespec ts = { sec, 0 };
+	return (int)CALL(SYS_nanosleep, (long)&ts, 0);
+}

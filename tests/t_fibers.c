@@ -1,0 +1,273 @@
+/* xsc threads: create/join, errno per fiber, mutex/cond/sem under
+ * contention with a checked invariant, sleep ordering, pipes ping-pong
+ * with every byte checked, cond timedwait; with 1 and 2 kernel threads.
+ * xsc-test: per-backend
+ * xsc-test: timeout=300 */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "xsc.h"
+
+static int nthreads;
+
+/* ---- create / join --------------------------------------------------- */
+static void *ret_arg(void *a) { return a; }
+
+static void create_join(int n)
+{
+	for (int i = 0; i < n; i++) {
+		xsc_thread_t t;
+		void *r;
+		CHECK_EQ(xsc_thread_create(&t, NULL, ret_arg, (void *)(long)(i + 1)), 0);
+		CHECK_EQ(xsc_thread_join(t, &r), 0);
+		CHECK_EQ((long)r, i + 1);
+	}
+}
+
+/* ---- errno isolation --------------------------------------------------- */
+static void *errno_fiber(void *a)
+{
+	long want = (long)a;
+	errno = (int)want;
+	for (int i = 0; i < 50; i++) {
+		xsc_yield();
+		CHECK_EQ(xsc_syscall(SYS_getppid), getppid());
+		CHECK_EQ(xsc_read(-1, NULL, 0), -EBADF);	/* -errno, errno untouched */
+		CHECK_EQ(errno, want);
+	}
+	return NULL;
+}
+
+/* ---- mutex + cond: a bounded buffer, producers/consumers ------------- */
+#define CAP 8
+static xsc_mutex_t mu = XSC_MUTEX_INITIALIZER;
+static xsc_cond_t notfull = XSC_COND_INITIALIZER, notempty = XSC_COND_INITIALIZER;
+static long buf[CAP], head, tail, count, consumed_sum, inside;
+
+static void *producer(void *a)
+{
+	long base = (long)a;
+	for (long i = 0; i < 2000; i++) {
+		xsc_mutex_lock(&mu);
+		CHECK_EQ(inside++, 0);	/* mutual exclusion */
+		while (count == CAP) {
+			inside--;
+			xsc_cond_wait(&notfull, &mu);
+			CHECK_EQ(inside++, 0);
+		}
+		buf[tail] = base + i;
+		tail = (tail + 1) % CAP;
+		count++;
+		inside--;
+		xsc_cond_signal(&notempty);
+		xsc_mutex_unlock(&mu);
+		if (i % 7 == 0)
+			xsc_yield();
+	}
+	return NULL;
+}
+
+static void *consumer(void *a)
+{
+	long n = (long)a;
+	for (long i = 0; i < n; i++) {
+		xsc_mutex_lock(&mu);
+		CHECK_EQ(inside++, 0);
+		while (count == 0) {
+			inside--;
+			xsc_cond_wait(&notempty, &mu);
+			CHECK_EQ(inside++, 0);
+		}
+		consumed_sum += buf[head];
+		head = (head + 1) % CAP;
+		count--;
+		inside--;
+		xsc_cond_signal(&notfull);
+		xsc_mutex_unlock(&mu);
+	}
+	return NULL;
+}
+
+/* ---- semaphore: at most K inside ---------------------------------------- */
+static xsc_sem_t sem;
+static _Atomic int in_sem, max_in_sem;
+
+static void *sem_fiber(void *a)
+{
+	(void)a;
+	for (int i = 0; i < 200; i++) {
+		xsc_sem_wait(&sem);
+		int now = ++in_sem;
+		if (now > max_in_sem)
+			max_in_sem = now;
+		CHECK(now <= 3);
+		xsc_yield();
+		in_sem--;
+		xsc_sem_post(&sem);
+	}
+	return NULL;
+}
+
+/* ---- sleep ordering ------------------------------------------------------ */
+static xsc_mutex_t order_mu = XSC_MUTEX_INITIALIZER;
+static int order[5], norder;
+
+static void *sleeper(void *a)
+{
+	long ms = (long)a;
+	CHECK_EQ(xsc_usleep((unsigned long)ms * 1000), 0);
+	xsc_mutex_lock(&order_mu);
+	order[norder++] = (int)ms;
+	xsc_mutex_unlock(&order_mu);
+	return NULL;
+}
+
+/* ---- pipes ping-pong ------------------------------------------------------ */
+struct pp { int rd, wr; long id; };
+
+static void *pong(void *a)
+{
+	struct pp *p = a;
+	unsigned char c, want = (unsigned char)p->id;
+	for (int i = 0; i < 5; i++) {
+		CHECK_EQ(xsc_read(p->rd, &c, 1), 1);
+		CHECK_EQ(c, want);
+		want++;
+		CHECK_EQ(xsc_write(p->wr, &want, 1), 1);
+		want++;
+	}
+	return NULL;
+}
+
+static void pingpong(int n)
+{
+	struct pp *ps = calloc((size_t)n, sizeof(*ps));
+	int (*fds)[4] = calloc((size_t)n, sizeof(*fds));
+	xsc_thread_t *ts = calloc((size_t)n, sizeof(*ts));
+
+	for (int i = 0; i < n; i++) {
+		CHECK_EQ(pipe(&fds[i][0]), 0);	/* to pong */
+		CHECK_EQ(pipe(&fds[i][2]), 0);	/* from pong */
+		ps[i] = (struct pp){ fds[i][0], fds[i][3], i };
+		CHECK_EQ(xsc_thread_create(&ts[i], NULL, pong, &ps[i]), 0);
+	}
+	for (int r = 0; r < 5; r++)
+		for (int i = 0; i < n; i++) {
+			unsigned char c = (unsigned char)(i + 2 * r), got;
+			CHECK_EQ(xsc_write(fds[i][1], &c, 1), 1);
+			CHECK_EQ(xsc_read(fds[i][2], &got, 1), 1);
+			CHECK_EQ(got, (unsigned char)(c + 1));
+		}
+	for (int i = 0; i < n; i++) {
+		CHECK_EQ(xsc_thread_join(ts[i], NULL), 0);
+		for (int k = 0; k < 4; k++)
+			close(fds[i][k]);
+	}
+	free(ps);
+	free(fds);
+	free(ts);
+}
+
+/* ---- timed wait ----------------------------------------------------------- */
+static void timedwait(void)
+{
+	xsc_mutex_t m = XSC_MUTEX_INITIALIZER;
+	xsc_cond_t c = XSC_COND_INITIALIZER;
+	struct timespec now, dl;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	dl = now;
+	dl.tv_nsec += 30 * 1000000;
+	if (dl.tv_nsec >= 1000000000) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000;
+	}
+	xsc_mutex_lock(&m);
+	CHECK_EQ(xsc_cond_timedwait(&c, &m, &dl), -ETIMEDOUT);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	CHECK(now.tv_sec > dl.tv_sec || (now.tv_sec == dl.tv_sec && now.tv_nsec >= dl.tv_nsec));
+	xsc_mutex_unlock(&m);
+}
+
+static int body(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	xsc_thread_t t[16];
+	int nfib = test_sanitized() ? 20000 : 100000;
+
+	create_join(nfib);
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(xsc_thread_create(&t[i], NULL, errno_fiber, (void *)(long)(i + 1)), 0);
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(xsc_thread_join(t[i], NULL), 0);
+
+	consumed_sum = 0;
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(xsc_thread_create(&t[i], NULL, producer, (void *)(long)(i * 100000)), 0);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(xsc_thread_create(&t[4 + i], NULL, consumer, (void *)4000L), 0);
+	for (int i = 0; i < 6; i++)
+		CHECK_EQ(xsc_thread_join(t[i], NULL), 0);
+	long want = 0;
+	for (int p = 0; p < 4; p++)
+		want += 2000L * p * 100000 + 2000L * 1999 / 2;
+	CHECK_EQ(consumed_sum, want);
+	CHECK_EQ(count, 0);
+
+	xsc_sem_init(&sem, 3);
+	for (int i = 0; i < 10; i++)
+		CHECK_EQ(xsc_thread_create(&t[i], NULL, sem_fiber, NULL), 0);
+	for (int i = 0; i < 10; i++)
+		CHECK_EQ(xsc_thread_join(t[i], NULL), 0);
+	CHECK_EQ(max_in_sem <= 3, 1);
+
+	/* inline executes every call synchronously: a sleeping or blocked
+	 * fiber holds its kernel thread, so sleeps serialize and a pipe
+	 * ping-pong between fibers of one kernel thread cannot progress.
+	 * That is the inline baseline's documented meaning. */
+	if (!strcmp(test_backend(), "inline")) {
+		timedwait();
+		printf("ok: %d kernel threads, inline (sleep order and ping-pong "
+		       "need an asynchronous executor)\n", nthreads);
+		return 42;
+	}
+	norder = 0;
+	long ms[5] = { 50, 10, 40, 20, 30 };
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(xsc_thread_create(&t[i], NULL, sleeper, (void *)ms[i]), 0);
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(xsc_thread_join(t[i], NULL), 0);
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(order[i], 10 * (i + 1));
+
+	/* the worker backend holds one syscall thread per blocked fiber
+	 * (bounded at 256 per kernel thread) */
+	pingpong(!strcmp(test_backend(), "worker") ? 200 : test_sanitized() ? 500 : 2000);
+	timedwait();
+	printf("ok: %d kernel threads, backend %s\n", nthreads, test_backend());
+	return 42;
+}
+
+int main(void)
+{
+	for (nthreads = 1; nthreads <= 2; nthreads++) {
+		struct xsc_runtime_config cfg;
+		xsc_runtime_config_init(&cfg);
+		cfg.nthreads = (unsigned)nthreads;
+		int pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0)
+			_exit(xsc_main(body, 0, NULL, &cfg) == 42 ? 0 : 1);
+		int st;
+		CHECK_EQ(waitpid(pid, &st, 0), pid);
+		CHECK(WIFEXITED(st));
+		CHECK_EQ(WEXITSTATUS(st), 0);
+	}
+	return 0;
+}
