@@ -162,6 +162,7 @@ struct xsc {
 	char reason[160], sq_reason[160];
 
 	struct xsc_workers *wk;	/* NULL until the first worker entry */
+	void *mc;		/* multi-call state (multicall.c), or NULL */
 	struct xsc_stats st;
 };
 
@@ -183,6 +184,12 @@ long xsc__exec_sync(const struct xsc_entry *e);
  * set; the reaper hands their CQEs to this hook. */
 #define XSC_UD_MC (1ULL << 63)
 void xsc__mc_cqe(struct xsc *x, uint64_t ud, int32_t res, uint32_t flags);
+/* A whole chain handed to a syscall thread is an entry of this pseudo
+ * number; xsc__exec_sync runs it through xsc__mc_run (weak default:
+ * -ENOSYS).  xsc_close calls xsc__mc_close to free x->mc. */
+#define XSC_NR_MC 1022
+long xsc__mc_run(const struct xsc_entry *e);
+void xsc__mc_close(struct xsc *x);
 
 /* io_uring executor (uring.c) */
 int xsc__uring_setup(struct xsc *x);
