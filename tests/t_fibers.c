@@ -7,13 +7,14 @@
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "testlib.h"
 #include "xsc.h"
 
-static int nthreads;
+static int nthreads, max_pairs;
 
 /* ---- create / join --------------------------------------------------- */
 static void *ret_arg(void *a) { return a; }
@@ -194,6 +195,13 @@ static void timedwait(void)
 	xsc_mutex_unlock(&m);
 }
 
+static void *blocked_reader(void *a)
+{
+	char c;
+	xsc_read(*(int *)a, &c, 1);
+	return NULL;
+}
+
 static int body(int argc, char **argv)
 {
 	(void)argc;
@@ -248,22 +256,49 @@ static int body(int argc, char **argv)
 
 	/* the worker backend holds one syscall thread per blocked fiber
 	 * (bounded at 256 per kernel thread) */
-	pingpong(!strcmp(test_backend(), "worker") ? 200 : test_sanitized() ? 500 : 2000);
+	int pairs = !strcmp(test_backend(), "worker") ? 200 : test_sanitized() ? 500 : 10000;
+	if (pairs > max_pairs) {
+		printf("note: RLIMIT_NOFILE allows only %d ping-pong pairs\n", max_pairs);
+		pairs = max_pairs;
+	}
+	pingpong(pairs);
 	timedwait();
+	/* leave fibers blocked in calls that never complete: xsc_main must
+	 * still return (they are abandoned, like threads at exit) */
+	static int never[2];
+	CHECK_EQ(pipe(never), 0);
+	for (int i = 0; i < 16; i++)
+		CHECK_EQ(xsc_thread_create(NULL, &(xsc_thread_attr_t){ .detached = 1 },
+					   blocked_reader, &never[0]), 0);
+	xsc_yield();
 	printf("ok: %d kernel threads, backend %s\n", nthreads, test_backend());
 	return 42;
 }
 
 int main(void)
 {
+	struct rlimit rl;
+
+	/* 10,000 ping-pong pairs hold 40,000 pipe fds */
+	CHECK_EQ(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_max < 41000)
+		rl.rlim_max = 41000;	/* root may raise it */
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+		CHECK_EQ(getrlimit(RLIMIT_NOFILE, &rl), 0);
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	max_pairs = (int)((rl.rlim_cur - 256) / 4);
 	for (nthreads = 1; nthreads <= 2; nthreads++) {
 		struct xsc_runtime_config cfg;
 		xsc_runtime_config_init(&cfg);
 		cfg.nthreads = (unsigned)nthreads;
+		cfg.npages = 200;	/* 12800 calls in flight: 10,000 blocked fibers */
 		int pid = fork();
 		CHECK(pid >= 0);
 		if (pid == 0)
-			_exit(xsc_main(body, 0, NULL, &cfg) == 42 ? 0 : 1);
+			_exit(xsc_main(body, 0, NULL, &cfg) == 42 && fflush(stdout) == 0 ? 0 : 1);
 		int st;
 		CHECK_EQ(waitpid(pid, &st, 0), pid);
 		CHECK(WIFEXITED(st));
