@@ -32,11 +32,8 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *usage)
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("%s", usage);
 			return -2;
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "xsc bench: unknown option %s\n%s", argv[i], usage);
-			return -1;
 		} else {
-			break;
+			break;	/* the experiment's own options, or an error it reports */
 		}
 	}
 	if (!o->rounds)

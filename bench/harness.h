@@ -15,8 +15,9 @@ struct bench_opts {
 	int rounds;		/* best-of rounds */
 };
 
-/* Parses --quick, --out DIR, --rounds N; returns argv index of the first
- * other argument or -1 after printing usage for --help / bad input. */
+/* Parses --quick, --out DIR, --rounds N from argv[1]; returns the argv
+ * index of the first other argument (the experiment must accept or reject
+ * it), -2 after printing usage for --help, -1 for a bad value. */
 int bench_parse(int argc, char **argv, struct bench_opts *o, const char *usage);
 
 int64_t bench_now_ns(void);

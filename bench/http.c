@@ -1,0 +1,790 @@
+/*
+ * http.c - `xsc bench http` (FlexSC Figures 11 and 13) and `xsc bench
+ * sensitivity` (FlexSC Figure 16).
+ *
+ * http: wrk on loopback against three servers serving the same file from
+ * the same directory:
+ *   httpd-nptl   examples/httpd on pthreads (thread per connection)
+ *   httpd-xsc    the same source on xsc threads (when it is built)
+ *   nginx        Debian's nginx, one process (master_process off), access
+ *                log off, sendfile off (httpd uses read+write too),
+ *                unlimited keep-alive requests (as httpd)
+ * at concurrency 16, 64, 256, 1024, 4096 (--quick: 64 and 256, short
+ * runs).  The server runs on core 0, wrk (-t1) on core 1.  Every server is
+ * started once and stays up; runs are interleaved server by server inside
+ * each round, and each figure is the best of the rounds (2 unless
+ * --rounds), metric by metric, because this machine is shared and noisy.
+ *
+ * Per run: requests/s, p50 and p99 latency (wrk --latency), and server CPU
+ * time per request = delta of utime+stime in /proc/<pid>/stat (the whole
+ * thread group, exited threads included; clock ticks turned into µs)
+ * divided by the requests wrk completed.  The tick is 10 ms; a run of a
+ * few seconds at tens of thousands of requests/s makes that < 1%.
+ *
+ * sensitivity: httpd-xsc at concurrency 2048 with 64..1024 syscall entries
+ * per kernel thread (--entries), requests/s and CPU per request.
+ *
+ * Binaries: --bin-dir DIR, else the examples/httpd directory of the build
+ * this xsc binary lives in (DIR/examples/httpd or DIR/../examples/httpd).
+ * Missing wrk or nginx: a message naming the Debian package, exit 2.  The
+ * CSV is written only when every run succeeded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define MAXCONC 8
+#define FILE_NAME "file.html"
+
+enum { NPTL, XSCT, NGINX, NSERV };
+static const char *const serv_name[NSERV] = { "httpd-nptl", "httpd-xsc", "nginx" };
+
+struct result {
+	double rps, p50_us, p99_us, cpu_us;	/* per request */
+	long requests, errors;
+};
+
+struct server {
+	const char *name;
+	char bin[1100];
+	bool avail, nginx;
+	pid_t pid;
+	int port;
+	struct result best[MAXCONC];
+};
+
+struct ctx {
+	struct bench_opts o;
+	char bindir[1024];	/* sizes keep gcc's truncation check quiet */
+	char tmp[64];
+	int dur;		/* seconds per run */
+	int size;		/* bytes of the served file */
+	int srv_cpu, wrk_cpu;
+};
+
+/* ---- processes ------------------------------------------------------- */
+
+/* Forks argv pinned to cpu, stdout into a pipe whose read end goes to
+ * *out (or /dev/null if out is NULL).  Returns the pid or -1. */
+static pid_t spawn(char *const argv[], int cpu, int *out)
+{
+	int p[2] = { -1, -1 };
+	pid_t pid;
+
+	if (out && pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDWR);
+		cpu_set_t s;
+		CPU_ZERO(&s);
+		CPU_SET(cpu, &s);
+		sched_setaffinity(0, sizeof(s), &s);
+		dup2(nul, 0);
+		dup2(out ? p[1] : nul, 1);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (out) {
+		close(p[1]);
+		if (pid < 0)
+			close(p[0]);
+		else
+			*out = p[0];
+	}
+	return pid;
+}
+
+/* Reads fd until EOF, buf full or timeout_ms; NUL-terminates.  Returns
+ * the byte count. */
+static size_t read_all(int fd, char *buf, size_t len, int timeout_ms, bool line)
+{
+	size_t n = 0;
+	int64_t end = bench_now_ns() + (int64_t)timeout_ms * 1000000;
+
+	while (n + 1 < len) {
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		int left = (int)((end - bench_now_ns()) / 1000000);
+		if (left <= 0 || poll(&pf, 1, left) <= 0)
+			break;
+		ssize_t r = read(fd, buf + n, len - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (line && memchr(buf, '\n', n))
+			break;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+/* SIGTERM, up to 3 s to exit, then SIGKILL. */
+static void stop(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGTERM);
+	for (int i = 0; i < 300; i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static bool in_path(const char *name)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
+	return system(cmd) == 0;
+}
+
+/* utime+stime of the whole process, in clock ticks; -1 if gone. */
+static long cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut, st;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!p || !(p = strrchr(buf, ')')))
+		return -1;
+	/* fields 3..13 after the comm, then utime (14) and stime (15) */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+		   &ut, &st) != 2)
+		return -1;
+	return (long)(ut + st);
+}
+
+/* ---- servers --------------------------------------------------------- */
+
+static int free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+	    !getsockname(fd, (struct sockaddr *)&sa, &sl))
+		port = ntohs(sa.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+static bool port_open(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static int write_nginx_conf(const struct ctx *c, int port, char *conf, size_t len)
+{
+	FILE *f;
+
+	snprintf(conf, len, "%s/nginx.conf", c->tmp);
+	if (!(f = fopen(conf, "w")))
+		return -1;
+	fprintf(f,
+		"daemon off;\nmaster_process off;\nworker_processes 1;\n"
+		"worker_rlimit_nofile 20000;\npid %s/nginx.pid;\n"
+		"error_log %s/nginx-error.log warn;\n"
+		"events { worker_connections 10000; }\n"
+		"http {\n  access_log off;\n  sendfile off;\n  tcp_nodelay on;\n"
+		"  keepalive_requests 100000000;\n  keepalive_timeout 60s;\n"
+		"  client_body_temp_path %s/body;\n"
+		"  types { text/html html; }\n  default_type application/octet-stream;\n"
+		"  server {\n    listen 127.0.0.1:%d backlog=4096;\n    root %s/root;\n"
+		"  }\n}\n", c->tmp, c->tmp, c->tmp, port, c->tmp);
+	return fclose(f) ? -1 : 0;
+}
+
+static int start_nginx(const struct ctx *c, struct server *s)
+{
+	char conf[PATH_MAX], elog[PATH_MAX];
+
+	s->port = free_port();
+	if (s->port < 0 || write_nginx_conf(c, s->port, conf, sizeof(conf)))
+		return -1;
+	snprintf(elog, sizeof(elog), "%s/nginx-stderr.log", c->tmp);
+	char *argv[] = { s->bin, "-c", conf, "-p", (char *)c->tmp, "-e", elog, NULL };
+	s->pid = spawn(argv, c->srv_cpu, NULL);
+	for (int i = 0; s->pid > 0 && i < 500; i++) {	/* up to 5 s */
+		if (port_open(s->port))
+			return 0;
+		if (waitpid(s->pid, NULL, WNOHANG) == s->pid)
+			break;
+		usleep(10000);
+	}
+	fprintf(stderr, "bench http: nginx did not start; see %s/nginx-error.log\n", c->tmp);
+	return -1;
+}
+
+/* httpd prints "httpd-X: listening on 127.0.0.1:PORT ..." first. */
+static int start_httpd(const struct ctx *c, struct server *s, int entries)
+{
+	char root[PATH_MAX], cpu[16], ent[16], line[256], *p;
+	int fd = -1;
+
+	snprintf(root, sizeof(root), "%s/root", c->tmp);
+	snprintf(cpu, sizeof(cpu), "%d", c->srv_cpu);
+	snprintf(ent, sizeof(ent), "%d", entries);
+	char *argv[] = { s->bin, "--port", "0", "--root", root, "--cpu", cpu,
+			 "--backlog", "4096", "--threads", "1",
+			 entries ? "--entries" : NULL, ent, NULL };
+	s->pid = spawn(argv, c->srv_cpu, &fd);
+	if (s->pid < 0)
+		return -1;
+	read_all(fd, line, sizeof(line), 5000, true);
+	close(fd);
+	p = strstr(line, "127.0.0.1:");
+	s->port = p ? atoi(p + 10) : 0;
+	if (s->port > 0 && port_open(s->port))
+		return 0;
+	fprintf(stderr, "bench http: %s did not start (said: %s)\n", s->name, line);
+	stop(s->pid);
+	s->pid = 0;
+	return -1;
+}
+
+/* ---- wrk ------------------------------------------------------------- */
+
+/* "5.83ms" -> 5830 (µs); -1 if unparsable. */
+static double to_us(const char *s)
+{
+	char *e;
+	double v = strtod(s, &e);
+
+	if (e == s)
+		return -1;
+	if (!strncmp(e, "us", 2))
+		return v;
+	if (!strncmp(e, "ms", 2))
+		return v * 1e3;
+	if (*e == 's')
+		return v * 1e6;
+	if (!strncmp(e, "m", 1))
+		return v * 60e6;
+	return -1;
+}
+
+static long field_after(const char *out, const char *key)
+{
+	const char *p = strstr(out, key);
+	return p ? strtol(p + strlen(key), NULL, 10) : 0;
+}
+
+static int parse_wrk(const char *out, struct result *r)
+{
+	const char *p50 = strstr(out, "     50%"), *p99 = strstr(out, "     99%");
+	const char *rps = strstr(out, "Requests/sec:"), *req = strstr(out, " requests in ");
+
+	if (!p50 || !p99 || !rps || !req)
+		return -1;
+	r->p50_us = to_us(p50 + 8 + strspn(p50 + 8, " "));
+	r->p99_us = to_us(p99 + 8 + strspn(p99 + 8, " "));
+	r->rps = strtod(rps + 13, NULL);
+	while (req > out && req[-1] != '\n')
+		req--;
+	r->requests = strtol(req, NULL, 10);
+	r->errors = field_after(out, "Non-2xx or 3xx responses:") +
+		    field_after(out, "Socket errors: connect ") +
+		    field_after(out, ", read ") + field_after(out, ", write ");
+	return r->p50_us < 0 || r->p99_us < 0 || r->requests <= 0 ? -1 : 0;
+}
+
+/* One wrk run against s at concurrency conc for dur seconds. */
+static int run_wrk(const struct ctx *c, struct server *s, int conc, int dur,
+		   struct result *r)
+{
+	char cs[16], ds[16], url[128], out[8192];
+	int fd = -1;
+	long t0, t1;
+
+	snprintf(cs, sizeof(cs), "%d", conc);
+	snprintf(ds, sizeof(ds), "%ds", dur);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/" FILE_NAME, s->port);
+	char *argv[] = { "wrk", "-t1", "-c", cs, "-d", ds, "--latency",
+			 "--timeout", "10s", url, NULL };
+	t0 = cpu_ticks(s->pid);
+	pid_t pid = spawn(argv, c->wrk_cpu, &fd);
+	if (pid < 0)
+		return -1;
+	read_all(fd, out, sizeof(out), (dur + 30) * 1000, false);
+	close(fd);
+	stop(pid);	/* normally exited already: reaps it */
+	t1 = cpu_ticks(s->pid);
+	if (t0 < 0 || t1 < 0) {
+		fprintf(stderr, "bench http: %s died during a run\n", s->name);
+		return -1;
+	}
+	if (parse_wrk(out, r)) {
+		fprintf(stderr, "bench http: cannot parse wrk output for %s:\n%s\n",
+			s->name, out);
+		return -1;
+	}
+	r->cpu_us = (double)(t1 - t0) * 1e6 / (double)sysconf(_SC_CLK_TCK) /
+		    (double)r->requests;
+	if (r->errors)
+		fprintf(stderr, "bench http: %s at %d: %ld errors or non-2xx "
+			"responses\n", s->name, conc, r->errors);
+	return 0;
+}
+
+/* Keeps the best of each metric separately. */
+static void keep_best(struct result *b, const struct result *r)
+{
+	if (!b->requests) {
+		*b = *r;
+		return;
+	}
+	if (r->rps > b->rps)
+		b->rps = r->rps, b->requests = r->requests;
+	if (r->p50_us < b->p50_us)
+		b->p50_us = r->p50_us;
+	if (r->p99_us < b->p99_us)
+		b->p99_us = r->p99_us;
+	if (r->cpu_us < b->cpu_us)
+		b->cpu_us = r->cpu_us;
+	if (r->errors < b->errors)
+		b->errors = r->errors;
+}
+
+/* ---- setup shared by both experiments ---------------------------------- */
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 9000)
+		fprintf(stderr, "bench http: RLIMIT_NOFILE is %lu; 4096 connections "
+			"need ~9000 (ulimit -Hn)\n", (unsigned long)rl.rlim_cur);
+}
+
+/* The directory holding httpd-nptl: --bin-dir, or next to this binary. */
+static int find_bindir(struct ctx *c, const char *given)
+{
+	char exe[900], *slash, try[1100];
+	ssize_t n;
+
+	if (given) {
+		if (strlen(given) >= 900)
+			return -1;
+		snprintf(c->bindir, sizeof(c->bindir), "%s", given);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')))
+		*slash = '\0';
+	static const char *const rel[] = { "/examples/httpd", "/../examples/httpd" };
+	for (int i = 0; i < 2; i++) {
+		snprintf(try, sizeof(try), "%s%s/httpd-nptl", exe, rel[i]);
+		if (access(try, X_OK) == 0) {
+			snprintf(c->bindir, sizeof(c->bindir), "%s%s", exe, rel[i]);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Temp dir with root/file.html of c->size bytes of HTML-ish text. */
+static int make_tmp(struct ctx *c)
+{
+	char path[PATH_MAX + 32];
+	FILE *f;
+
+	snprintf(c->tmp, sizeof(c->tmp), "/tmp/xsc-bench-http.XXXXXX");
+	if (!mkdtemp(c->tmp))
+		return -1;
+	snprintf(path, sizeof(path), "%s/root", c->tmp);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/body", c->tmp);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/root/" FILE_NAME, c->tmp);
+	if (!(f = fopen(path, "w")))
+		return -1;
+	for (int i = 0; i < c->size; i++)
+		fputc(i % 64 == 63 ? '\n' : 'a' + i % 26, f);
+	return fclose(f);
+}
+
+static void rm_tmp(const struct ctx *c)
+{
+	char cmd[PATH_MAX + 16];
+
+	if (c->tmp[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", c->tmp);
+		if (system(cmd) != 0)
+			fprintf(stderr, "bench http: could not remove %s\n", c->tmp);
+	}
+}
+
+/* Takes this file's own options (--bin-dir, --duration, --size) out of
+ * argv into c / *bindir, leaving the harness options in rest[].  Returns
+ * the count left, or -1 for a missing value. */
+static int own_options(int argc, char **argv, struct ctx *c, const char **bindir,
+		       char **rest)
+{
+	int n = 0;
+
+	for (int i = 0; i < argc; i++) {
+		bool own = !strcmp(argv[i], "--bin-dir") || !strcmp(argv[i], "--duration") ||
+			   !strcmp(argv[i], "--size");
+		if (!own) {
+			rest[n++] = argv[i];
+			continue;
+		}
+		if (i + 1 >= argc)
+			return -1;
+		if (argv[i][2] == 'b')
+			*bindir = argv[++i];
+		else if (argv[i][2] == 'd')
+			c->dur = atoi(argv[++i]);
+		else
+			c->size = atoi(argv[++i]);
+	}
+	rest[n] = NULL;
+	return n;
+}
+
+/* Parses the options; returns 0, 1 for --help, -1 on bad input. */
+static int parse(int argc, char **argv, struct ctx *c, const char *usage,
+		 const char **bindir)
+{
+	char **rest = calloc((size_t)argc + 1, sizeof(*rest));
+	bool rounds_given = false;
+	int n, i = -1;
+
+	memset(c, 0, sizeof(*c));
+	c->size = 4096;
+	n = rest ? own_options(argc, argv, c, bindir, rest) : -1;
+	for (int k = 0; k < n; k++)
+		rounds_given |= !strcmp(rest[k], "--rounds");
+	if (n >= 0)
+		i = bench_parse(n, rest, &c->o, usage);
+	free(rest);
+	if (i == -2)
+		return 1;
+	if (i < 0 || i < n || c->dur < 0 || c->dur > 600 || c->size < 0 ||
+	    c->size > (64 << 20)) {
+		fprintf(stderr, "xsc bench: bad arguments\n%s", usage);
+		return -1;
+	}
+	if (!rounds_given)
+		c->o.rounds = 2;
+	if (!c->dur)
+		c->dur = c->o.quick ? 2 : 5;
+	c->srv_cpu = 0;
+	c->wrk_cpu = bench_ncpu() > 1 ? 1 : 0;
+	return 0;
+}
+
+/* Checks wrk (and nginx if want_nginx); exit status 2 on a missing tool. */
+static int need_tools(bool want_nginx, char *nginx, size_t len)
+{
+	if (!in_path("wrk")) {
+		fprintf(stderr, "xsc bench: wrk not found; install the Debian package "
+			"wrk (apt-get install wrk) or run `make demo`\n");
+		return -1;
+	}
+	if (!want_nginx)
+		return 0;
+	if (access("/usr/sbin/nginx", X_OK) == 0)
+		snprintf(nginx, len, "/usr/sbin/nginx");
+	else if (in_path("nginx"))
+		snprintf(nginx, len, "nginx");
+	else {
+		fprintf(stderr, "xsc bench: nginx not found; install the Debian package "
+			"nginx-light (apt-get install nginx-light) or run `make demo`\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void server_bin(const struct ctx *c, struct server *s, const char *name)
+{
+	s->name = name;
+	snprintf(s->bin, sizeof(s->bin), "%s/%s", c->bindir, name);
+	s->avail = access(s->bin, X_OK) == 0;
+}
+
+/* ---- xsc bench http ---------------------------------------------------- */
+
+static const char http_usage[] =
+	"usage: xsc bench http [--quick] [--rounds N] [--out DIR] [--bin-dir DIR]\n"
+	"                      [--duration SEC] [--size BYTES]\n"
+	"  wrk against httpd-nptl, httpd-xsc (if built) and nginx at concurrency\n"
+	"  16..4096 (--quick: 64, 256); server on core 0, wrk on core 1; best of\n"
+	"  N rounds (default 2).  Writes DIR/http.csv and DIR/http-*.png.\n";
+
+static void print_table(struct server *sv, const int *conc, int nc)
+{
+	printf("%6s  %-11s %10s %10s %10s %12s\n", "conc", "server", "req/s",
+	       "p50 ms", "p99 ms", "cpu us/req");
+	for (int k = 0; k < nc; k++)
+		for (int s = 0; s < NSERV; s++) {
+			struct result *r = &sv[s].best[k];
+			if (!sv[s].avail)
+				continue;
+			printf("%6d  %-11s %10.0f %10.2f %10.2f %12.2f%s\n", conc[k],
+			       sv[s].name, r->rps, r->p50_us / 1e3, r->p99_us / 1e3,
+			       r->cpu_us, r->errors ? "  (errors)" : "");
+		}
+}
+
+static void print_ratio(struct server *sv, int a, int b, const int *conc, int nc)
+{
+	if (!sv[a].avail || !sv[b].avail)
+		return;
+	printf("\n%s / %s:\n%6s %10s %12s %10s\n", sv[a].name, sv[b].name, "conc",
+	       "req/s", "cpu/req", "p99");
+	for (int k = 0; k < nc; k++) {
+		struct result *x = &sv[a].best[k], *y = &sv[b].best[k];
+		printf("%6d %10.2f %12.2f %10.2f\n", conc[k], x->rps / y->rps,
+		       x->cpu_us / y->cpu_us, x->p99_us / y->p99_us);
+	}
+}
+
+static int write_http_csv(const struct ctx *c, struct server *sv, const int *conc, int nc)
+{
+	static const char *const metric[] = { "req/s", "p50 us", "p99 us", "cpu us/req" };
+	char hdr[1024] = "concurrency";
+	FILE *f;
+
+	for (int m = 0; m < 4; m++)
+		for (int s = 0; s < NSERV; s++)
+			snprintf(hdr + strlen(hdr), sizeof(hdr) - strlen(hdr), ",%s %s",
+				 serv_name[s], metric[m]);
+	if (!(f = bench_csv_open(&c->o, "http", hdr)))
+		return -1;
+	for (int k = 0; k < nc; k++) {
+		fprintf(f, "%d", conc[k]);
+		for (int m = 0; m < 4; m++)
+			for (int s = 0; s < NSERV; s++) {
+				struct result *r = &sv[s].best[k];
+				double v[4] = { r->rps, r->p50_us, r->p99_us, r->cpu_us };
+				if (sv[s].avail)
+					fprintf(f, ",%.2f", v[m]);
+				else
+					fprintf(f, ",");
+			}
+		fprintf(f, "\n");
+	}
+	return bench_csv_close(&c->o, "http", f, true);
+}
+
+static void plot_http(const struct ctx *c)
+{
+	static const char *const what[][3] = {
+		{ "http-throughput", "requests/s", "2:4" },
+		{ "http-latency", "p99 latency, us", "8:10" },
+		{ "http-cpu", "server CPU per request, us", "11:13" },
+	};
+	char script[1024];
+
+	for (int i = 0; i < 3; i++) {
+		int lo = atoi(what[i][2]), hi = atoi(strchr(what[i][2], ':') + 1);
+		snprintf(script, sizeof(script),
+			 "set title '%s vs concurrency (xsc bench http)'\n"
+			 "set logscale x 2\nset xlabel 'concurrent connections'\n"
+			 "set ylabel '%s'\n%s"
+			 "plot for [c=%d:%d] DIR.'/http.csv' using 1:c with linespoints lw 2",
+			 what[i][1], what[i][1],
+			 i == 1 ? "set logscale y\n" : "set yrange [0:*]\n", lo, hi);
+		bench_plot(&c->o, what[i][0], script);
+	}
+}
+
+static int measure_all(struct ctx *c, struct server *sv, const int *conc, int nc)
+{
+	int64_t t0 = bench_now_ns();
+	int steps = c->o.rounds * nc, step = 0;
+
+	for (int s = 0; s < NSERV; s++) {	/* warm up: page cache, stacks */
+		struct result w;
+		if (sv[s].avail && run_wrk(c, &sv[s], 64, 1, &w))
+			return -1;
+	}
+	for (int r = 0; r < c->o.rounds; r++)
+		for (int k = 0; k < nc; k++, step++) {
+			bench_progress("bench http", step, steps, t0);
+			for (int s = 0; s < NSERV; s++) {
+				struct result res;
+				if (!sv[s].avail)
+					continue;
+				if (run_wrk(c, &sv[s], conc[k], c->dur, &res))
+					return -1;
+				keep_best(&sv[s].best[k], &res);
+				usleep(300000);	/* let closed connections drain */
+			}
+		}
+	bench_progress_done();
+	return 0;
+}
+
+int xsc_bench_http(int argc, char **argv)
+{
+	static const int full[] = { 16, 64, 256, 1024, 4096 }, quick[] = { 64, 256 };
+	struct server sv[NSERV];
+	const char *given = NULL;
+	struct ctx c;
+	int nc, ok = 0, r = parse(argc, argv, &c, http_usage, &given);
+
+	if (r)
+		return r > 0 ? 0 : 2;
+	const int *conc = c.o.quick ? quick : full;
+	nc = c.o.quick ? 2 : 5;
+	memset(sv, 0, sizeof(sv));
+	if (need_tools(true, sv[NGINX].bin, sizeof(sv[NGINX].bin)))
+		return 2;
+	if (find_bindir(&c, given)) {
+		fprintf(stderr, "xsc bench http: httpd-nptl not found next to this "
+			"binary; build the tree or pass --bin-dir DIR\n");
+		return 2;
+	}
+	server_bin(&c, &sv[NPTL], serv_name[NPTL]);
+	server_bin(&c, &sv[XSCT], serv_name[XSCT]);
+	sv[NGINX].name = serv_name[NGINX];
+	sv[NGINX].avail = sv[NGINX].nginx = true;
+	if (!sv[NPTL].avail) {
+		fprintf(stderr, "xsc bench http: %s missing (--bin-dir?)\n", sv[NPTL].bin);
+		return 2;
+	}
+	if (!sv[XSCT].avail)
+		printf("note: httpd-xsc not built (the xsc threads runtime is not in "
+		       "this tree yet); measuring httpd-nptl and nginx\n");
+	raise_nofile();
+	signal(SIGPIPE, SIG_IGN);
+	if (make_tmp(&c))
+		return 1;
+	for (int s = 0; s < NSERV; s++)
+		if (sv[s].avail && (sv[s].nginx ? start_nginx(&c, &sv[s])
+						: start_httpd(&c, &sv[s], 0)))
+			goto out;
+	printf("%d s per run, %d rounds, %d-byte file, server on core %d, wrk -t1 on "
+	       "core %d\n", c.dur, c.o.rounds, c.size, c.srv_cpu, c.wrk_cpu);
+	if (measure_all(&c, sv, conc, nc))
+		goto out;
+	print_table(sv, conc, nc);
+	print_ratio(sv, XSCT, NPTL, conc, nc);
+	print_ratio(sv, XSCT, NGINX, conc, nc);
+	print_ratio(sv, NPTL, NGINX, conc, nc);
+	ok = write_http_csv(&c, sv, conc, nc) == 0;
+	if (ok) {
+		plot_http(&c);
+		printf("wrote %s/http.csv and %s/http-{throughput,latency,cpu}.png\n",
+		       c.o.out, c.o.out);
+	}
+out:
+	for (int s = 0; s < NSERV; s++)
+		stop(sv[s].pid);
+	rm_tmp(&c);
+	return ok ? 0 : 1;
+}
+
+/* ---- xsc bench sensitivity --------------------------------------------- */
+
+static const char sens_usage[] =
+	"usage: xsc bench sensitivity [--quick] [--rounds N] [--out DIR]\n"
+	"                             [--bin-dir DIR] [--duration SEC] [--size BYTES]\n"
+	"  httpd-xsc requests/s vs syscall entries per kernel thread (64..1024)\n"
+	"  at concurrency 2048 (FlexSC Fig. 16).  Writes DIR/sensitivity.csv/.png.\n";
+
+int xsc_bench_sensitivity(int argc, char **argv)
+{
+	static const int entries[] = { 64, 128, 256, 512, 1024 };
+	enum { NE = 5, CONC = 2048 };
+	struct server sv[NE];
+	struct result best[NE];
+	const char *given = NULL;
+	struct ctx c;
+	int ok = 0, r = parse(argc, argv, &c, sens_usage, &given);
+	FILE *f;
+
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (need_tools(false, NULL, 0))
+		return 2;
+	memset(sv, 0, sizeof(sv));
+	memset(best, 0, sizeof(best));
+	if (find_bindir(&c, given) == 0)
+		for (int e = 0; e < NE; e++)
+			server_bin(&c, &sv[e], serv_name[XSCT]);
+	if (!sv[0].avail) {
+		fprintf(stderr, "xsc bench sensitivity: httpd-xsc is not built (it "
+			"needs the xsc threads runtime); nothing to measure\n");
+		return 2;
+	}
+	raise_nofile();
+	signal(SIGPIPE, SIG_IGN);
+	if (make_tmp(&c))
+		return 1;
+	for (int e = 0; e < NE; e++)
+		if (start_httpd(&c, &sv[e], entries[e]))
+			goto out;
+	int64_t t0 = bench_now_ns();
+	for (int rd = 0; rd < c.o.rounds; rd++)
+		for (int e = 0; e < NE; e++) {
+			struct result res;
+			bench_progress("bench sensitivity", rd * NE + e, c.o.rounds * NE, t0);
+			if (run_wrk(&c, &sv[e], CONC, c.dur, &res))
+				goto out;
+			keep_best(&best[e], &res);
+			usleep(300000);
+		}
+	bench_progress_done();
+	printf("httpd-xsc at concurrency %d, best of %d rounds\n%8s %10s %10s %12s\n",
+	       CONC, c.o.rounds, "entries", "req/s", "p99 ms", "cpu us/req");
+	for (int e = 0; e < NE; e++)
+		printf("%8d %10.0f %10.2f %12.2f\n", entries[e], best[e].rps,
+		       best[e].p99_us / 1e3, best[e].cpu_us);
+	f = bench_csv_open(&c.o, "sensitivity", "entries,req/s,p99 us,cpu us/req");
+	for (int e = 0; f && e < NE; e++)
+		fprintf(f, "%d,%.2f,%.2f,%.2f\n", entries[e], best[e].rps,
+			best[e].p99_us, best[e].cpu_us);
+	ok = f && bench_csv_close(&c.o, "sensitivity", f, true) == 0;
+	if (ok)
+		bench_plot(&c.o, "sensitivity",
+			   "set title 'httpd-xsc throughput vs syscall entries (concurrency 2048)'\n"
+			   "set logscale x 2\nset xlabel 'syscall entries per kernel thread'\n"
+			   "set ylabel 'requests/s'\nset yrange [0:*]\n"
+			   "plot DIR.'/sensitivity.csv' using 1:2 with linespoints lw 2");
+out:
+	for (int e = 0; e < NE; e++)
+		stop(sv[e].pid);
+	rm_tmp(&c);
+	return ok ? 0 : 1;
+}

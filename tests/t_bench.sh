@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# t_bench: every `xsc bench` experiment of issue 7 (and null, switch) in
+# --quick mode: exit 0, a complete CSV with the expected header and data
+# rows, no NaN/inf, no negative times, ratios within sane bounds (never a
+# speed assertion), the PNG when gnuplot is installed; `xsc bench all`
+# writes REPORT.md; an unknown experiment exits 2 and lists valid names.
+# xsc-test: timeout=240
+set -u
+x=$(cd "$1" && pwd)/xsc
+[ -x "$x" ] || { echo "FAIL: $x not built"; exit 1; }
+d=$(mktemp -d /tmp/xsc-bench.XXXXXX)
+trap 'rm -rf "$d"' EXIT
+cd "$d"	# `xsc bench trace` (run by all) writes results/ here
+fail() { echo "FAIL: $*"; exit 1; }
+gnuplot=1
+command -v gnuplot >/dev/null || { gnuplot=0; echo "note: gnuplot not installed, PNG checks skipped (apt-get install gnuplot-nox)"; }
+
+# run NAME HEADER PNG(0/1): runs the experiment, checks exit, CSV header,
+# rows, NaN/inf, and the plot.
+run() {
+	local name=$1 header=$2 png=$3 t0=$SECONDS
+	"$x" bench "$name" --quick --out "$d/r" >"$d/$name.out" 2>"$d/$name.err"
+	local rc=$?
+	[ $rc -eq 0 ] || { tail -n 20 "$d/$name.out" "$d/$name.err"; fail "$name: exit $rc"; }
+	local csv=$d/r/$name.csv
+	[ -f "$csv" ] || fail "$name: no $csv"
+	[ ! -e "$csv.part" ] || fail "$name: partial CSV left behind"
+	[ "$(head -n 1 "$csv")" = "$header" ] || fail "$name: header '$(head -n 1 "$csv")'"
+	[ "$(wc -l <"$csv")" -ge 2 ] || fail "$name: no data rows"
+	! tail -n +2 "$csv" | grep -qiE '(^|,)[-+]?(nan|inf)' || fail "$name: NaN or inf in $csv"
+	if [ "$png" = 1 ] && [ $gnuplot = 1 ]; then
+		[ -s "$d/r/$name.png" ] || fail "$name: no PNG"
+	fi
+	echo "ok $name ($((SECONDS - t0))s)"
+}
+
+# check NAME AWK-CONDITION MESSAGE: every data row must satisfy the condition.
+check() {
+	awk -F, -v msg="$1: $3" 'NR > 1 && !('"$2"') { print "FAIL: " msg ": " $0; bad = 1 }
+		END { exit bad }' "$d/r/$1.csv" || exit 1
+}
+
+run null "batch,sync,inline,worker-same,worker-other,uring,raw-uring,sqpoll-same,sqpoll-other,uring-crossings-per-call" 1
+check null '$2 > 0 && ($6 == "" || ($6 > 0 && $6 / $2 > 0.02 && $6 / $2 < 200)) && $10 >= 0 && $10 <= 4' \
+	"times positive, uring/sync within 0.02..200, crossings 0..4"
+
+run switch "bench,switches,runs,xsc_ns,ucontext_ns,ratio" 0
+check switch '$4 > 0 && $5 > 0 && $6 > 0.2 && $6 < 10000' "times positive, ratio sane"
+
+run mode-switch "probe,loop_ticks,loop_ns,single_ticks,single_ns,tsc_mhz" 1
+check mode-switch '$2 > 0 && $3 > 0 && $4 >= 0 && $5 >= 0 && $6 > 100 && $6 < 20000' \
+	"times non-negative, TSC rate 100..20000 MHz"
+awk -F, '$1 == "getppid" { s = $2 } $1 == "proc" { p = $2 }
+	END { exit !(s > 0 && p > 0 && s / p > 0.5 && s / p < 1e5) }' "$d/r/mode-switch.csv" ||
+	fail "mode-switch: getppid/proc ratio out of bounds"
+
+run read-cost "file,fs,sync_ticks,xsc_uring_ticks,raw_uring_ticks,sync_ns,xsc_uring_ns,raw_uring_ns,xsc_over_sync,raw_over_sync,paper_user_ticks,paper_kernel_ticks" 1
+check read-cost '$3 > 0 && $4 > 0 && $5 > 0 && $6 > 0 && $7 > 0 && $8 > 0 && $9 > 0.02 && $9 < 1000 && $10 > 0.02 && $10 < 1000' \
+	"times positive, ratios 0.02..1000"
+grep -q '^/dev/null,' "$d/r/read-cost.csv" || fail "read-cost: no /dev/null row"
+
+run pollution "k_insn,units,call,config,work_ns,base_work_ns,user_slowdown_pct,other_ns_per_call,whole_run_slowdown_pct,crossings_per_call" 1
+check pollution '$1 >= 500 && $5 > 0 && $6 > 0 && $7 > -90 && $7 < 10000 && $8 >= 0 && $10 >= 0 && $10 <= 10' \
+	"times non-negative, slowdown -90..10000%, crossings 0..10"
+grep -q ',pwrite,sync,' "$d/r/pollution.csv" || fail "pollution: no pwrite sync rows"
+
+run wsc-model "quantity,variant,ns,ticks" 0
+check wsc-model '($3 == "" || $3 >= 0) && ($4 == "" || $4 >= 0) && ($1 != "M" || $3 == "" || $3 < 1e6)' \
+	"times non-negative, M finite"
+for q in Tsys Tgen Tsched Tsync Treq; do
+	grep -q "^$q," "$d/r/wsc-model.csv" || fail "wsc-model: no $q row"
+done
+
+# all: every built experiment, REPORT.md with a section each.
+t0=$SECONDS
+"$x" bench all --quick --out "$d/all" >"$d/all.out" 2>"$d/all.err"; rc=$?
+[ $rc -eq 0 ] || { tail -n 30 "$d/all.out" "$d/all.err"; fail "all: exit $rc"; }
+[ -s "$d/all/REPORT.md" ] || fail "all: no REPORT.md"
+for n in null switch mode-switch read-cost pollution wsc-model; do
+	grep -q "^## $n\$" "$d/all/REPORT.md" || fail "all: no section for $n"
+	[ -f "$d/all/$n.csv" ] || fail "all: no $n.csv"
+done
+grep -o '!\[[^]]*\]([^)]*)' "$d/all/REPORT.md" | sed 's/.*(\(.*\))/\1/' |
+	while read -r img; do [ -f "$d/all/$img" ] || { echo "FAIL: all: $img missing"; exit 1; }; done || exit 1
+echo "ok all ($((SECONDS - t0))s)"
+
+# Unknown experiment: exit 2 and the list of valid names.
+"$x" bench nosuch >/dev/null 2>"$d/nosuch.err"; rc=$?
+[ $rc -eq 2 ] || fail "nosuch: exit $rc"
+grep -q 'pollution' "$d/nosuch.err" && grep -q 'read-cost' "$d/nosuch.err" ||
+	fail "nosuch: valid names not listed: $(cat "$d/nosuch.err")"
+echo "PASS"
