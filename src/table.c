@@ -50,8 +50,8 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 			 .args = "", .note = "IORING_OP_NOP; 0 without a syscall elsewhere" },
 
 	/* ---- read/write ------------------------------------------------ */
-	URING(read, 3, B, IORING_OP_READ, "fd,out,len", xsc__prep_read, xsc__done_read, NBNOTE "; count > 4 GiB: fallback"),
-	URING(write, 3, B, IORING_OP_WRITE, "fd,in,len", xsc__prep_write, xsc__done_write, NBNOTE "; count > 4 GiB: fallback"),
+	URING(read, 3, B, IORING_OP_READ, "fd,out,len", xsc__prep_read, xsc__done_read, NBNOTE "; count > MAX_RW_COUNT: fallback"),
+	URING(write, 3, B, IORING_OP_WRITE, "fd,in,len", xsc__prep_write, xsc__done_write, NBNOTE "; count > MAX_RW_COUNT: fallback"),
 	ROW(pread64, 4, B, "fd,out,len,off"),
 	ROW(pwrite64, 4, B, "fd,in,len,off"),
 	URING(readv, 3, B, IORING_OP_READV, "fd,iov_out,n", xsc__prep_readv, xsc__done_readv, NBNOTE),

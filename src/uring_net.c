@@ -125,7 +125,7 @@ int xsc__prep_sendto(struct xsc *x, int id)
 	union xsc_aux *ax = aux_of(x, id);
 	int flags;
 
-	if (!FITS_U32(a[2]) || a[3] != (int)a[3])
+	if (!FITS_RW(a[2]) || a[3] != (int)a[3])
 		return 0;
 	/* sendto(2) refuses an address length outside 1..sizeof(struct
 	 * sockaddr_storage) (or hands 0 to the protocol, UDP: -EINVAL);
@@ -166,7 +166,7 @@ long xsc__done_sendto(struct xsc *x, int id)
 int xsc__prep_recvfrom(struct xsc *x, int id)
 {
 	const int64_t *a = A(x, id);
-	if (a[4] || !FITS_U32(a[2]) || a[3] != (int)a[3] || (a[3] & MSG_WAITALL))
+	if (a[4] || !FITS_RW(a[2]) || a[3] != (int)a[3] || (a[3] & MSG_WAITALL))
 		return 0;
 	io_uring_prep_recv(xsc__sqe(x, id, 0), FD(a[0]), PTR(a[1]), (size_t)a[2],
 			   dontwait(x, id, a[3]));

@@ -10,6 +10,12 @@
 
 #define A(x, id) ((x)->ent[(id)].args)
 #define FITS_U32(v) ((uint64_t)(v) <= UINT32_MAX)
+/* The kernel's MAX_RW_COUNT.  Transfers asking for more are clamped, and
+ * whether the rest of the caller's range faults (-EFAULT) or not then
+ * depends on which kernel path ran them: io_uring's non-blocking and
+ * blocking forms answer differently, so such counts take the fallback. */
+#define XSC_MAX_RW 0x7ffff000L
+#define FITS_RW(v) ((uint64_t)(v) <= (uint64_t)XSC_MAX_RW)
 
 /* uring.c */
 int xsc__prep_nop(struct xsc *x, int id);

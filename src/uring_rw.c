@@ -1,9 +1,8 @@
 /*
  * uring_rw.c - read/write family on io_uring.
  *
- * io_uring takes a 32-bit length; larger counts are declined (the kernel
- * clamps every transfer to MAX_RW_COUNT anyway, but it checks the whole
- * range with access_ok first, so only the synchronous path is exact).
+ * Counts above MAX_RW_COUNT are declined (see FITS_RW in uring_prep.h):
+ * only the synchronous path answers them the same way every time.
  *
  * Non-blocking fds: io_uring waits for readiness even on O_NONBLOCK pipes
  * and sockets, where read(2) says -EAGAIN.  So read/write/readv/writev go
@@ -44,7 +43,7 @@ static int rw(struct xsc *x, int id, int op, long fd, long buf, long len,
 {
 	struct io_uring_sqe *sqe;
 
-	if (!FITS_U32(len))
+	if (!FITS_RW(len))
 		return 0;
 	if (!(rwflags & RWF_NOWAIT) && xsc__want_nowait(x, id))
 		rwflags |= RWF_NOWAIT;
