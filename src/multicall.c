@@ -1,0 +1,443 @@
+/*
+ * multicall.c - multi-calls: a chain of system calls that runs in order,
+ * stops at the first failed checked call and forwards results, in as few
+ * kernel crossings as possible (System Call Clustering, section 2.2, with
+ * c-blake/batch's forward-only word copy).  Also looped multi-calls, the
+ * paper's section 3.4 loop executed without returning per iteration.
+ *
+ * Everything is validated before anything runs: references name earlier
+ * calls only (so a chain cannot loop or hang: at most n calls per
+ * iteration and max_iter iterations), flags and loop options are checked.
+ *
+ * Three executors produce the results; mc_settle() applies the rules to
+ * each result in order, the same code for all of them:
+ *   uring   multicall_uring.c: linked SQEs, one io_uring_enter per run of
+ *           calls io_uring can express; chosen when it saves crossings
+ *   worker  the whole chain as ONE entry (pseudo number XSC_NR_MC) on a
+ *           syscall thread, which runs the plain calls: one hand-off
+ *   inline  the plain calls in the caller's thread
+ * The choice follows the handle's routes (XSC_BACKEND=worker gives the
+ * worker path, =inline the inline path) unless the caller asks for one.
+ */
+#include "multicall.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "rawsys.h"
+
+static const char *const path_why[] = {
+	[XSC_MC_URING] = "io_uring: linked SQEs",
+	[XSC_MC_WORKER] = "one hand-off to a syscall thread",
+	[XSC_MC_INLINE] = "plain calls in the caller's thread",
+};
+
+XSC_EXPORT void xsc_mc_opts_init(struct xsc_mc_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->sum_call = -1;
+}
+
+bool mc_is_rw(long nr)
+{
+	return nr == SYS_read || nr == SYS_write || nr == SYS_pread64 ||
+	       nr == SYS_pwrite64;
+}
+
+static bool is_open(long nr)
+{
+	return nr == SYS_open || nr == SYS_openat;
+}
+
+/* ---- validation ------------------------------------------------------ */
+
+static int check_ref(long v, unsigned i)
+{
+	if (v < 0 || REF_CALL(v) >= i || (v & 0xe000) || REF_OFF(v) >= REF_OFF_MAX)
+		return -EINVAL;	/* not earlier, or reserved bits set */
+	if (REF_SRC(v) == REF_RES)
+		return REF_OFF(v) || REF_W32(v) ? -EINVAL : 0;
+	return REF_SRC(v) > 5 ? -EINVAL : 0;
+}
+
+/* A private open must be closed by a later close that names its result,
+ * and its result may feed only fd arguments (args[0]) of the calls
+ * before that close. */
+static int check_private(const struct xsc_mc *c, unsigned n, unsigned k)
+{
+	bool closed = false;
+
+	if (!is_open(c[k].nr))
+		return -EINVAL;
+	for (unsigned j = k + 1; j < n; j++)
+		for (int b = 0; b < 6; b++) {
+			long v = c[j].args[b];
+			if (!(c[j].fwd >> b & 1) || REF_CALL(v) != k)
+				continue;
+			if (b != 0 || REF_SRC(v) != REF_RES || closed)
+				return -EINVAL;
+			closed = c[j].nr == SYS_close;
+		}
+	return closed ? 0 : -EINVAL;
+}
+
+static int check_loop(const struct xsc_mc_opts *o, unsigned n)
+{
+	if (o->sum_call < -1 || o->sum_call >= (int)n)
+		return -EINVAL;
+	if (!o->max_iter)
+		return 0;
+	if (o->max_iter > XSC_MC_ITER_MAX)
+		return -E2BIG;
+	if (o->until_call < 0 || o->until_call >= (int)n ||
+	    o->until_op < XSC_MC_LE || o->until_op > XSC_MC_GT)
+		return -EINVAL;
+	return 0;
+}
+
+static int validate(const struct xsc_mc *c, unsigned n,
+		    const struct xsc_mc_opts *o)
+{
+	const unsigned known = XSC_MC_CHECK | XSC_MC_FULL | XSC_MC_PRIVATE;
+
+	for (unsigned i = 0; i < n; i++) {
+		if ((c[i].flags & ~known) || (c[i].fwd & ~0x3fu))
+			return -EINVAL;
+		for (int b = 0; b < 6; b++)
+			if ((c[i].fwd >> b & 1) && check_ref(c[i].args[b], i) < 0)
+				return -EINVAL;
+		if ((c[i].flags & XSC_MC_PRIVATE) && check_private(c, n, i) < 0)
+			return -EINVAL;
+	}
+	return check_loop(o, n);
+}
+
+/* ---- forwarding and settling ------------------------------------------ */
+
+int mc_private_src(const struct mc_run *r, unsigned i, int arg)
+{
+	long v = r->c[i].args[arg];
+	unsigned k;
+
+	if (!(r->c[i].fwd >> arg & 1) || REF_SRC(v) != REF_RES)
+		return -1;
+	k = REF_CALL(v);
+	return (r->c[k].flags & XSC_MC_PRIVATE) ? (int)k : -1;
+}
+
+static long word(struct mc_run *r, long v, int64_t *out)
+{
+	unsigned k = REF_CALL(v);
+	const char *p = (const char *)r->a[k][REF_SRC(v)] + REF_OFF(v);
+	int64_t w = 0;
+	int32_t h;
+
+	r->ops++;	/* a checked read: process_vm_readv */
+	if (REF_W32(v)) {
+		if (xsc__ucopy_in(&h, p, sizeof(h)) < 0)
+			return -EFAULT;
+		w = h;
+	} else if (xsc__ucopy_in(&w, p, sizeof(w)) < 0) {
+		return -EFAULT;
+	}
+	*out = w;
+	return 0;
+}
+
+long mc_ref_value(struct mc_run *r, long v, int64_t *out)
+{
+	if (r->c[REF_CALL(v)].ret < 0)
+		return -ECANCELED;	/* an error never becomes an argument */
+	if (REF_SRC(v) != REF_RES)
+		return word(r, v, out);
+	*out = r->c[REF_CALL(v)].ret;
+	return 0;
+}
+
+long mc_resolve(struct mc_run *r, unsigned i, int64_t a[6])
+{
+	const struct xsc_mc *c = &r->c[i];
+
+	for (int b = 0; b < 6; b++) {
+		a[b] = c->args[b];
+		if (c->fwd >> b & 1) {
+			long err = mc_ref_value(r, c->args[b], &a[b]);
+			if (err < 0)
+				return err;
+		}
+	}
+	memcpy(r->a[i], a, sizeof(r->a[i]));
+	return 0;
+}
+
+static bool cond_holds(int op, long v, long ref)
+{
+	switch (op) {
+	case XSC_MC_LE: return v <= ref;
+	case XSC_MC_LT: return v < ref;
+	case XSC_MC_EQ: return v == ref;
+	case XSC_MC_NE: return v != ref;
+	case XSC_MC_GE: return v >= ref;
+	default: return v > ref;
+	}
+}
+
+static bool failed(const struct mc_run *r, unsigned i, long ret)
+{
+	const struct xsc_mc *c = &r->c[i];
+
+	if (!(c->flags & XSC_MC_CHECK))
+		return false;
+	if (ret < 0)
+		return true;
+	/* FULL: short transfer = failure (the io_uring link rule) */
+	return (c->flags & XSC_MC_FULL) && mc_is_rw(c->nr) && ret < r->a[i][2];
+}
+
+static void stop(struct mc_run *r, unsigned i, int why)
+{
+	for (unsigned j = i + 1; j < r->n; j++)
+		r->c[j].ret = -ECANCELED;
+	if (why == XSC_MC_FAILED || why == XSC_MC_UNTIL)
+		r->iter++;	/* the iteration it stopped in counts */
+	r->stopped = true;
+	r->stop = why;
+	r->ret = why == XSC_MC_FAILED ? (int)i : (int)r->n;
+}
+
+bool mc_settle(struct mc_run *r, unsigned i, long ret)
+{
+	struct xsc_mc *c = &r->c[i];
+	int k;
+
+	c->ret = ret;
+	if ((int)i == r->o->sum_call && ret > 0)
+		r->sum += (uint64_t)ret;
+	if (c->nr == SYS_close && ret == 0 && (k = mc_private_src(r, i, 0)) >= 0)
+		r->closed |= 1ull << k;
+	if (failed(r, i, ret)) {
+		stop(r, i, XSC_MC_FAILED);
+	} else if (r->loop && (int)i == r->o->until_call &&
+		   cond_holds(r->o->until_op, ret, r->o->until_val)) {
+		stop(r, i, XSC_MC_UNTIL);
+	} else if (++r->next == r->n) {
+		r->next = 0;
+		if (++r->iter >= (r->loop ? r->o->max_iter : 1))
+			stop(r, i, r->loop ? XSC_MC_BOUND : XSC_MC_DONE);
+		else
+			r->closed = 0;
+	}
+	return r->stopped;
+}
+
+/* ---- the synchronous executor (inline, and on a syscall thread) --------- */
+
+static long exec_one(struct mc_run *r, unsigned i)
+{
+	struct xsc_entry e = { 0 };
+	long nr = r->c[i].nr, ret;
+	int64_t a[6];
+
+	ret = mc_resolve(r, i, a);
+	if (ret < 0)
+		return ret;
+	if (nr < 0 || nr >= XSC_NR_MAX)
+		return -ENOSYS;
+	if (nr == XSC_NR_MC)
+		return -EINVAL;
+	e.sysno = (uint16_t)nr;
+	memcpy(e.args, a, sizeof(e.args));
+	if (nr != XSC_NR_NOP)
+		r->ops++;
+	return xsc__exec_sync(&e);
+}
+
+static void run_sync(struct mc_run *r)
+{
+	while (!r->stopped)
+		mc_settle(r, r->next, exec_one(r, r->next));
+}
+
+/* A chain entry carries its run and a per-process cookie, so an entry a
+ * program posts with number XSC_NR_MC by hand is refused, not obeyed. */
+static long cookie(void)
+{
+	static long c;
+
+	if (!c) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		c = (ts.tv_nsec ^ (long)&c ^ (ts.tv_sec << 32)) | 1;
+	}
+	return c;
+}
+
+long xsc__mc_run(const struct xsc_entry *e)
+{
+	struct mc_run *r = (struct mc_run *)e->args[0];
+
+	if (e->args[1] != (e->args[0] ^ cookie()) || !r)
+		return -ENOSYS;
+	run_sync(r);
+	return 0;
+}
+
+/* One hand-off: the chain is one entry on a syscall thread.  0, or -errno
+ * if it could not be posted (the caller then runs it inline). */
+static int run_worker(struct mc_run *r)
+{
+	struct xsc *x = r->x;
+	long a[6] = { (long)r, (long)r ^ cookie(), 0, 0, 0, 0 }, ret;
+	int id, err;
+
+	id = xsc_post_args(x, XSC_NR_MC, a, 0);
+	if (id < 0)
+		return id;
+	x->ent[id].route = XSC_BACKEND_WORKER;
+	xsc_flush(x);
+	while ((err = xsc_take(x, id, &ret)) == -EINTR)
+		;	/* the chain's memory is ours: wait for it to finish */
+	return err;
+}
+
+/* ---- choosing a path ------------------------------------------------- */
+
+struct scan {
+	bool thread;	/* a call depends on the calling thread */
+	bool worker;	/* a call routes to the syscall threads */
+};
+
+static struct scan scan_routes(const struct mc_run *r)
+{
+	struct scan s = { false, false };
+
+	for (unsigned i = 0; i < r->n; i++) {
+		long nr = r->c[i].nr;
+		if (nr < 0 || nr >= XSC_NR_MAX)
+			continue;
+		int b = r->x->route[nr];
+		if (xsc__sys[nr].flags & XSC_F_THREAD)
+			s.thread = true;
+		if (b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL)
+			b = xsc__fallback_route(r->x, nr);
+		s.worker |= b == XSC_BACKEND_WORKER;
+	}
+	return s;
+}
+
+static int choose(struct mc_run *r, int want)
+{
+	struct scan s = scan_routes(r);
+	const char *uwhy = NULL;
+	unsigned cost = 0;
+	bool uok;
+
+	if (s.thread) {
+		r->why = "a call depends on the calling thread";
+		return XSC_MC_INLINE;
+	}
+	uok = want != XSC_MC_WORKER && want != XSC_MC_INLINE &&
+	      xsc__mc_uring_ok(r, &cost, &uwhy);
+	if (uok && (want == XSC_MC_URING || r->loop || cost + 1 < r->n)) {
+		r->why = path_why[XSC_MC_URING];
+		return XSC_MC_URING;
+	}
+	r->why = uok ? "io_uring would not save crossings" : uwhy;
+	if (want == XSC_MC_INLINE || (want != XSC_MC_WORKER && !s.worker))
+		return XSC_MC_INLINE;
+	if (r->x->cfg.done_cb) {
+		r->why = "done_cb set: the chain entry would go to the callback";
+		return XSC_MC_INLINE;
+	}
+	return XSC_MC_WORKER;
+}
+
+/* ---- the entry points ------------------------------------------------- */
+
+static void report(struct mc_run *r, int path, uint64_t cross0,
+		   struct xsc_mc_report *rep)
+{
+	for (unsigned k = 0; k < r->n; k++)
+		if ((r->closed >> k & 1) && r->c[k].ret >= 0)
+			r->c[k].ret = 0;	/* private fd, closed by the chain */
+	if (!rep)
+		return;
+	memset(rep, 0, sizeof(*rep));
+	rep->path = path;
+	rep->reason = r->why ? r->why : path_why[path];
+	rep->crossings = (unsigned)(r->x->st.crossings - cross0);
+	rep->submits = r->submits;
+	rep->resumes = r->resumes;
+	rep->iters = r->iter;
+	rep->stop = r->stop;
+	rep->sum = r->sum;
+}
+
+static int run(struct mc_run *r, int want, struct xsc_mc_report *rep)
+{
+	uint64_t cross0 = r->x->st.crossings;
+	int path = choose(r, want);
+
+	for (unsigned i = 0; i < r->n; i++)
+		r->c[i].ret = -ECANCELED;
+	if (path == XSC_MC_URING) {
+		xsc__mc_uring_run(r);
+		if (!r->stopped)	/* declined before running anything */
+			path = scan_routes(r).worker && !r->x->cfg.done_cb ?
+			       XSC_MC_WORKER : XSC_MC_INLINE;
+	}
+	if (path == XSC_MC_WORKER && run_worker(r) < 0)
+		path = XSC_MC_INLINE;
+	if (path == XSC_MC_INLINE && !r->stopped) {
+		run_sync(r);
+		r->x->st.crossings += r->ops;
+	}
+	report(r, path, cross0, rep);
+	return r->ret;
+}
+
+XSC_EXPORT int xsc_multicall_ex(struct xsc *x, struct xsc_mc *calls, unsigned n,
+				const struct xsc_mc_opts *o,
+				struct xsc_mc_report *rep)
+{
+	struct xsc_mc_opts def;
+	struct mc_run *r;
+	int ret;
+
+	if (!x || (!calls && n))
+		return -EINVAL;
+	if (!o) {
+		xsc_mc_opts_init(&def);
+		o = &def;
+	}
+	if (n > XSC_MC_MAX)
+		return -E2BIG;
+	if (n == 0)
+		return 0;
+	ret = validate(calls, n, o);
+	if (ret < 0)
+		return ret;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->x = x;
+	r->c = calls;
+	r->n = n;
+	r->o = o;
+	r->loop = o->max_iter > 0;
+	ret = run(r, o->path, rep);
+	free(r);
+	return ret;
+}
+
+XSC_EXPORT int xsc_multicall(struct xsc *x, struct xsc_mc *calls, unsigned n)
+{
+	return xsc_multicall_ex(x, calls, n, NULL, NULL);
+}
+
+void xsc__mc_close(struct xsc *x)
+{
+	xsc__mc_uring_free(x);
+}

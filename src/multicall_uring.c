@@ -1,0 +1,637 @@
+/*
+ * multicall_uring.c - the io_uring executor of multi-calls: a chain (or
+ * several iterations of a loop body) becomes ONE run of SQEs linked with
+ * IOSQE_IO_LINK and goes to the kernel in one io_uring_enter.
+ *
+ * Linked opcodes are only those whose failure breaks the link on this
+ * kernel (tests/t_mc_links.c checks each): READ, WRITE (file position or
+ * an explicit offset), OPENAT, CLOSE, FSYNC, NOP.  STATX and
+ * SYNC_FILE_RANGE do not mark their failure, so a chain holding them runs
+ * on the worker or inline path instead.
+ *
+ * io_uring breaks a link on a failure AND on a short transfer.  Every
+ * chain rule that stops a chain implies such a break (a checked failure;
+ * XSC_MC_FULL's short transfer; a loop condition that a short read proves,
+ * else the build ends right after that call), so nothing runs past a stop.
+ * The converse does not hold: an unchecked failure or a short transfer
+ * without FULL breaks the link but not the chain.  The run then RESUMES:
+ * the results so far are settled in order, the breaking call's result is
+ * made exact (below), and the rest of the chain is built and submitted
+ * again (report.resumes).
+ *
+ * Forwarding: io_uring forwards nothing but direct descriptors.
+ *  - the fd of an XSC_MC_PRIVATE open lives in direct slot k (k = the
+ *    open's index) and later calls use it with IOSQE_FIXED_FILE; a chain
+ *    that stops before closing it gets it installed as a normal fd
+ *    (IORING_OP_FIXED_FD_INSTALL), whose number goes to the open's slot.
+ *  - the count of a read/write fed by an earlier read/write's result is
+ *    speculated to be that call's full count: if the producer comes back
+ *    short the link breaks and the consumer is rebuilt with the real value.
+ *  - any other reference needs its producer's result: the build ends
+ *    before the consumer (one more enter, still fewer than one per call).
+ *
+ * Exactness, as in the single-call translations (docs/design.md):
+ *  - io_uring waits on O_NONBLOCK pipes and sockets where read(2) says
+ *    -EAGAIN, and ignores the offset of pread/pwrite on them: each fd a
+ *    read/write names is classified once per run (fcntl F_GETFL, fstat
+ *    when it matters); such calls run synchronously, in chain order.
+ *  - a short write on a blocking pipe or socket is finished the way
+ *    write(2) would (xsc__write_rest); a short transfer that stopped at a
+ *    fault gets the file position io_uring left behind moved (lseek).
+ *  - close of an io_uring fd: -EBADF is re-run synchronously.
+ */
+#include "multicall.h"
+#include "uring_prep.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "rawsys.h"
+
+#define CAP 256			/* SQEs per submission */
+#define NCLS 16			/* fds classified per run */
+#define OP_FIXED_FD_INSTALL 54	/* 6.8 */
+#define FIXED_FD_NO_CLOEXEC 1u
+
+/* fd kinds */
+enum { K_BAD, K_BLOCKING, K_REG, K_PIPE, K_NB };
+
+/* plan() verdicts; negative values are results that need no call */
+enum { PLAN_BOUNDARY = 0, PLAN_QUEUE = 1, PLAN_SYNC = 2 };
+
+struct mc_state {		/* x->mc */
+	bool files;		/* XSC_MC_MAX direct slots registered */
+	bool files_failed;
+	uint32_t gen;
+};
+
+struct urun {
+	struct mc_run *r;
+	struct urun *prev;	/* an outer run (a done_cb may nest chains) */
+	uint32_t gen;
+	unsigned m, got;	/* SQEs in flight, CQEs received */
+	unsigned k_iters;	/* loop iterations per submission */
+	bool slot_open[XSC_MC_MAX];
+	bool cloexec[XSC_MC_MAX];
+	unsigned ncls;
+	int cls_fd[NCLS];
+	uint8_t cls_kind[NCLS];
+	int32_t res[CAP];
+	uint8_t call[CAP];
+	bool fixed[CAP];
+	int64_t a[CAP][6];
+};
+
+static __thread struct urun *cur;
+
+static int opcode(long nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_pread64: return IORING_OP_READ;
+	case SYS_write: case SYS_pwrite64: return IORING_OP_WRITE;
+	case SYS_open: case SYS_openat: return IORING_OP_OPENAT;
+	case SYS_close: return IORING_OP_CLOSE;
+	case SYS_fsync: case SYS_fdatasync: return IORING_OP_FSYNC;
+	case XSC_NR_NOP: return IORING_OP_NOP;
+	default: return -1;
+	}
+}
+
+static bool positional(long nr)
+{
+	return nr == SYS_pread64 || nr == SYS_pwrite64;
+}
+
+static struct mc_state *state(struct xsc *x)
+{
+	if (!x->mc)
+		x->mc = calloc(1, sizeof(struct mc_state));
+	return x->mc;
+}
+
+void xsc__mc_uring_free(struct xsc *x)
+{
+	free(x->mc);
+	x->mc = NULL;
+}
+
+/* ---- is the chain worth the ring? ------------------------------------ */
+
+/* A reference io_uring can carry without waiting for its producer. */
+static bool speculable(const struct mc_run *r, unsigned i, int b)
+{
+	long v = r->c[i].args[b];
+	const struct xsc_mc *p = &r->c[REF_CALL(v)];
+
+	if (REF_SRC(v) != REF_RES)
+		return false;
+	if (p->flags & XSC_MC_PRIVATE)
+		return true;	/* validated: an fd argument */
+	return b == 2 && mc_is_rw(r->c[i].nr) && mc_is_rw(p->nr);
+}
+
+/* Crossings the classification of literal fds will cost. */
+static unsigned fd_cost(const struct mc_run *r)
+{
+	unsigned cost = 0;
+
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct xsc_mc *c = &r->c[i];
+		bool seen = false;
+		if (!mc_is_rw(c->nr) || (c->fwd & 1))
+			continue;
+		for (unsigned j = 0; j < i && !seen; j++)
+			seen = mc_is_rw(r->c[j].nr) && !(r->c[j].fwd & 1) &&
+			       r->c[j].args[0] == c->args[0];
+		if (!seen)
+			cost += 1 + (c->nr != SYS_read);
+	}
+	return cost;
+}
+
+/* While a private fd sits in a direct slot the fd table must not change
+ * (no other open or close): if the chain stopped before closing it, the
+ * installed number must be the one open(2) would have returned. */
+static bool private_quiet(const struct mc_run *r, unsigned k)
+{
+	for (unsigned j = k + 1; j < r->n; j++) {
+		long nr = r->c[j].nr;
+		int src = mc_private_src(r, j, 0);
+		if (nr == SYS_close && src == (int)k)
+			return true;
+		if ((nr == SYS_open || nr == SYS_openat) &&
+		    !(r->c[j].flags & XSC_MC_PRIVATE))
+			return false;
+		if (nr == SYS_close && src < 0)
+			return false;
+	}
+	return true;
+}
+
+bool xsc__mc_uring_ok(struct mc_run *r, unsigned *cost, const char **why)
+{
+	struct xsc *x = r->x;
+	struct mc_state *st = state(x);
+
+	if (!x->have_ring || !st) {
+		*why = "no io_uring ring on this handle";
+		return false;
+	}
+	*cost = fd_cost(r);
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct xsc_mc *c = &r->c[i];
+		int op = opcode(c->nr);
+		if (op < 0 || !xsc__uring_has(x, (unsigned)op)) {
+			*why = "a call without a linkable io_uring form (read, write, "
+			       "pread64, pwrite64, open, openat, close, fsync, fdatasync)";
+			return false;
+		}
+		if ((c->flags & XSC_MC_PRIVATE) &&
+		    (st->files_failed || !xsc__uring_has(x, OP_FIXED_FD_INSTALL) ||
+		     (c->fwd & 0x1e) || !private_quiet(r, i) ||
+		     (c->args[c->nr == SYS_open ? 1 : 2] & O_NONBLOCK))) {
+			*why = "a private open io_uring cannot hold in a direct slot";
+			return false;
+		}
+		if (mc_is_rw(c->nr) && !(c->fwd & 4) && !FITS_U32(c->args[2])) {
+			*why = "a count above 4 GiB";
+			return false;
+		}
+		for (int b = 0; b < 6; b++)
+			if ((c->fwd >> b & 1) && !speculable(r, i, b))
+				(*cost)++;	/* one more enter */
+	}
+	return true;
+}
+
+/* ---- fd classification -------------------------------------------------- */
+
+static int lookup(struct urun *u, int fd)
+{
+	for (unsigned i = 0; i < u->ncls; i++)
+		if (u->cls_fd[i] == fd)
+			return (int)i;
+	return -1;
+}
+
+static void uncache(struct urun *u, long fd)
+{
+	int i = lookup(u, (int)fd);
+
+	if (i >= 0)
+		u->cls_fd[i] = -1;
+}
+
+static int classify(struct urun *u, long fd, bool need_type)
+{
+	struct xsc *x = u->r->x;
+	int i = lookup(u, (int)fd), kind;
+	struct stat sb;
+	long fl;
+
+	if (fd != (int)fd)
+		return K_BAD;
+	if (i >= 0 && (u->cls_kind[i] != K_BLOCKING || !need_type))
+		return u->cls_kind[i];
+	x->st.crossings++;
+	fl = xsc__sys3(SYS_fcntl, fd, F_GETFL, 0);
+	if (fl < 0) {
+		kind = K_BAD;	/* not cached: an earlier call may open it */
+		return kind;
+	}
+	kind = K_BLOCKING;
+	if ((fl & O_NONBLOCK) || need_type) {
+		x->st.crossings++;
+		if (xsc__sys2(SYS_fstat, fd, &sb) == 0 &&
+		    (S_ISREG(sb.st_mode) || S_ISBLK(sb.st_mode)))
+			kind = K_REG;
+		else
+			kind = (fl & O_NONBLOCK) ? K_NB : K_PIPE;
+	}
+	if (i < 0 && u->ncls < NCLS)
+		i = (int)u->ncls++;
+	if (i >= 0) {
+		u->cls_fd[i] = (int)fd;
+		u->cls_kind[i] = (uint8_t)kind;
+	}
+	return kind;
+}
+
+/* ---- building a submission ----------------------------------------------- */
+
+/* Resolves reference b of call i for the SQE at index m of a build that
+ * starts at the run's position: 1 done, 0 boundary, < 0 no-run result. */
+static long ref(struct urun *u, unsigned it, unsigned i, int b, unsigned m,
+		int64_t *out, bool *fixed)
+{
+	struct mc_run *r = u->r;
+	long v = r->c[i].args[b];
+	unsigned k = REF_CALL(v);
+	bool settled = it == r->iter && k < r->next;
+
+	if (r->c[k].flags & XSC_MC_PRIVATE) {
+		if (settled && r->c[k].ret < 0)
+			return -ECANCELED;
+		*out = k;
+		*fixed = true;
+		return 1;
+	}
+	if (!settled) {
+		if (!speculable(r, i, b))
+			return 0;
+		*out = u->a[m - (i - k)][2];	/* the producer's full count */
+		return 1;
+	}
+	long err = mc_ref_value(r, v, out);
+	return err < 0 ? err : 1;
+}
+
+static int plan(struct urun *u, unsigned it, unsigned i, unsigned m,
+		int64_t a[6], bool *fixed)
+{
+	const struct xsc_mc *c = &u->r->c[i];
+	long nr = c->nr;
+
+	*fixed = false;
+	for (int b = 0; b < 6; b++) {
+		a[b] = c->args[b];
+		if (c->fwd >> b & 1) {
+			long p = ref(u, it, i, b, m, &a[b], fixed);
+			if (p <= 0)
+				return (int)p;
+		}
+	}
+	if (!mc_is_rw(nr))
+		return PLAN_QUEUE;
+	if (positional(nr) && a[3] < 0)
+		return -EINVAL;		/* pread64/pwrite64 check it first */
+	if (*fixed)	/* counts > 4 GiB: see docs/multicall.md */
+		return FITS_U32(a[2]) ? PLAN_QUEUE : -EINVAL;
+	if (!FITS_U32(a[2]))
+		return PLAN_SYNC;
+	int kind = classify(u, a[0], nr != SYS_read);
+	if (kind == K_NB || (positional(nr) && kind != K_REG))
+		return PLAN_SYNC;
+	return PLAN_QUEUE;
+}
+
+static void prep_open(struct urun *u, struct io_uring_sqe *sqe, unsigned i,
+		      long dfd, long path, long flags, long mode)
+{
+	if (!(u->r->c[i].flags & XSC_MC_PRIVATE)) {
+		io_uring_prep_openat(sqe, (int)dfd, (const char *)path, (int)flags,
+				     (mode_t)mode);
+		return;
+	}
+	/* direct descriptors refuse O_CLOEXEC; it applies at install */
+	u->cloexec[i] = flags & O_CLOEXEC;
+	io_uring_prep_openat_direct(sqe, (int)dfd, (const char *)path,
+				    (int)(flags & ~(long)O_CLOEXEC), (mode_t)mode, i);
+}
+
+static void prep(struct urun *u, unsigned j, unsigned i)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->r->x->ring);
+	const int64_t *a = u->a[j];
+	long nr = u->r->c[i].nr;
+	int fd = (int)a[0];
+
+	switch (nr) {
+	case SYS_read: case SYS_pread64:
+		io_uring_prep_read(sqe, fd, (void *)a[1], (unsigned)a[2],
+				   nr == SYS_read ? (uint64_t)-1 : (uint64_t)a[3]);
+		break;
+	case SYS_write: case SYS_pwrite64:
+		io_uring_prep_write(sqe, fd, (const void *)a[1], (unsigned)a[2],
+				    nr == SYS_write ? (uint64_t)-1 : (uint64_t)a[3]);
+		break;
+	case SYS_open: prep_open(u, sqe, i, AT_FDCWD, a[0], a[1], a[2]); break;
+	case SYS_openat: prep_open(u, sqe, i, a[0], a[1], a[2], a[3]); break;
+	case SYS_close:
+		if (u->fixed[j])
+			io_uring_prep_close_direct(sqe, (unsigned)fd);
+		else
+			io_uring_prep_close(sqe, fd);
+		break;
+	case SYS_fsync: case SYS_fdatasync:
+		io_uring_prep_fsync(sqe, fd, nr == SYS_fsync ? 0 : IORING_FSYNC_DATASYNC);
+		break;
+	default:
+		io_uring_prep_nop(sqe);
+	}
+	if (u->fixed[j] && nr != SYS_close)
+		sqe->flags |= IOSQE_FIXED_FILE;
+	sqe->flags |= IOSQE_IO_LINK;
+	io_uring_sqe_set_data64(sqe, XSC_UD_MC | (uint64_t)u->gen << 16 | j);
+}
+
+/* Does the loop condition holding after this SQE imply a broken link?
+ * If not, the build must end after it. */
+static bool cond_breaks(const struct urun *u, unsigned j, unsigned i)
+{
+	const struct xsc_mc_opts *o = u->r->o;
+	long cnt = (long)u->a[j][2], v = o->until_val;
+
+	if (!u->r->loop || (int)i != o->until_call)
+		return true;
+	if (!mc_is_rw(u->r->c[i].nr))
+		return false;
+	switch (o->until_op) {
+	case XSC_MC_LE: case XSC_MC_EQ: return v < cnt;
+	case XSC_MC_LT: return v <= cnt;
+	default: return false;
+	}
+}
+
+static bool settle(struct urun *u, unsigned i, long ret, const int64_t a[6],
+		   bool fixed)
+{
+	struct mc_run *r = u->r;
+	long nr = r->c[i].nr;
+
+	memcpy(r->a[i], a, sizeof(r->a[i]));
+	if (r->c[i].flags & XSC_MC_PRIVATE)
+		u->slot_open[i] = ret >= 0;
+	else if ((nr == SYS_open || nr == SYS_openat) && ret >= 0)
+		uncache(u, ret);	/* the number may be reused */
+	if (nr == SYS_close && ret == 0) {
+		if (fixed)
+			u->slot_open[a[0]] = false;
+		else
+			uncache(u, a[0]);
+	}
+	return mc_settle(r, i, ret);
+}
+
+static long run_one_sync(struct urun *u, const int64_t a[6], long nr)
+{
+	struct xsc_entry e = { 0 };
+
+	e.sysno = (uint16_t)nr;
+	memcpy(e.args, a, sizeof(e.args));
+	u->r->x->st.crossings++;
+	return xsc__exec_sync(&e);
+}
+
+/* Queues SQEs from the run's position; returns how many (0 once the run
+ * stopped while settling calls that needed no SQE). */
+static unsigned build(struct urun *u)
+{
+	struct mc_run *r = u->r;
+	unsigned space = io_uring_sq_space_left(&r->x->ring), m = 0;
+	unsigned it = r->iter, i = r->next;
+	unsigned it_end = r->loop ? r->iter + u->k_iters : 1;
+
+	if (space > CAP)
+		space = CAP;
+	if (r->loop && it_end > r->o->max_iter)
+		it_end = r->o->max_iter;
+	while (m < space && it < it_end && !r->stopped) {
+		int64_t a[6];
+		bool fixed;
+		int p = plan(u, it, i, m, a, &fixed);
+		if (p == PLAN_BOUNDARY || (m && p != PLAN_QUEUE))
+			break;
+		if (p != PLAN_QUEUE) {	/* first of the build: settle here */
+			long ret = p < 0 ? p : run_one_sync(u, a, r->c[i].nr);
+			settle(u, i, ret, a, fixed);
+			it = r->iter;
+			i = r->next;
+			continue;
+		}
+		memcpy(u->a[m], a, sizeof(a));
+		u->call[m] = (uint8_t)i;
+		u->fixed[m] = fixed;
+		prep(u, m, i);
+		m++;
+		if (!cond_breaks(u, m - 1, i))
+			break;
+		if (++i == r->n) {
+			i = 0;
+			it++;
+		}
+	}
+	return r->stopped ? 0 : m;
+}
+
+/* ---- submitting and collecting ------------------------------------------- */
+
+void xsc__mc_cqe(struct xsc *x, uint64_t ud, int32_t res, uint32_t flags)
+{
+	uint32_t gen = (uint32_t)(ud >> 16);
+	unsigned j = (unsigned)(ud & 0xffff);
+
+	(void)flags;
+	for (struct urun *u = cur; u; u = u->prev)
+		if (u->r->x == x && u->gen == gen && j < u->m) {
+			u->res[j] = res;
+			u->got++;
+			return;
+		}
+}
+
+/* One io_uring_enter submits the run and waits for all of it. */
+static void enter(struct urun *u)
+{
+	struct xsc *x = u->r->x;
+
+	u->got = 0;
+	x->sq_ready += u->m;
+	u->r->submits++;
+	if (x->sqpoll) {
+		xsc__uring_submit(x);
+	} else {
+		x->st.crossings++;
+		io_uring_submit_and_wait(&x->ring, u->m);
+		x->sq_ready = 0;
+	}
+	for (;;) {
+		xsc__uring_reap(x);
+		if (u->got >= u->m)
+			break;
+		/* a failed SQE of someone else's can stop a submission */
+		if (io_uring_sq_ready(&x->ring) > x->sq_ready)
+			x->sq_ready = io_uring_sq_ready(&x->ring);
+		xsc__uring_wait(x, false, 0, -1);
+	}
+	if (x->sq_ready)	/* blocking forms of entries reaped meanwhile */
+		xsc__uring_submit(x);
+}
+
+/* The short transfer or failure that broke the link, made exact. */
+static long repair(struct urun *u, unsigned j, long res)
+{
+	struct xsc *x = u->r->x;
+	const int64_t *a = u->a[j];
+	long nr = u->r->c[u->call[j]].nr;
+	char ch;
+
+	if (u->fixed[j])
+		return res;
+	if (nr == SYS_close && res == -EBADF) {	/* io_uring's own fds */
+		x->st.crossings++;
+		return xsc__sys1(SYS_close, a[0]);
+	}
+	if (!mc_is_rw(nr) || res < 0 || res >= a[2])
+		return res;
+	if (nr == SYS_write && classify(u, a[0], true) == K_PIPE) {
+		struct iovec v = { (void *)a[1], (size_t)a[2] };
+		long more = xsc__write_rest(x, (int)a[0], &v, 1, res, 0, false);
+		return more > 0 ? res + more : res;
+	}
+	if (res > 0 && !positional(nr)) {
+		x->st.crossings++;
+		if (xsc__ucopy_in(&ch, (const char *)a[1] + res, 1) < 0) {
+			x->st.crossings++;	/* stopped at a fault: see uring_rw.c */
+			xsc__sys3(SYS_lseek, a[0], res, SEEK_CUR);
+		}
+	}
+	return res;
+}
+
+/* Settles the submission's results in order, up to the call that broke
+ * the link. */
+static void collect(struct urun *u)
+{
+	struct mc_run *r = u->r;
+
+	for (unsigned j = 0; j < u->m; j++) {
+		unsigned i = u->call[j];
+		long res = u->res[j];
+		bool brk = res < 0 || (mc_is_rw(r->c[i].nr) && res < u->a[j][2]);
+		if (brk)
+			res = repair(u, j, res);
+		if (settle(u, i, res, u->a[j], u->fixed[j]))
+			return;
+		if (brk) {
+			if (j + 1 < u->m)
+				r->resumes++;
+			return;
+		}
+	}
+	if (r->loop && u->k_iters * 2 * r->n <= CAP)
+		u->k_iters *= 2;	/* no break: take bigger steps */
+}
+
+/* A chain that stopped before closing a private fd leaves it open, as the
+ * synchronous calls would: install it as a normal fd (its number goes to
+ * the open's slot) and free the direct slot. */
+static void install_left(struct urun *u)
+{
+	struct mc_run *r = u->r;
+	unsigned m = 0;
+
+	u->gen = ++((struct mc_state *)r->x->mc)->gen;
+	for (unsigned k = 0; k < r->n; k++) {
+		if (!u->slot_open[k])
+			continue;
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&r->x->ring);
+		io_uring_prep_rw(OP_FIXED_FD_INSTALL, sqe, (int)k, NULL, 0, 0);
+		sqe->flags |= IOSQE_FIXED_FILE;
+		sqe->rw_flags = u->cloexec[k] ? 0 : FIXED_FD_NO_CLOEXEC;
+		io_uring_sqe_set_data64(sqe, XSC_UD_MC | (uint64_t)u->gen << 16 | m);
+		u->call[m++] = (uint8_t)k;
+		sqe = io_uring_get_sqe(&r->x->ring);
+		io_uring_prep_close_direct(sqe, k);
+		io_uring_sqe_set_data64(sqe, XSC_UD_MC | (uint64_t)u->gen << 16 | m);
+		u->call[m++] = (uint8_t)k;
+	}
+	if (!m)
+		return;
+	u->m = m;
+	enter(u);
+	for (unsigned j = 0; j < m; j += 2)
+		r->c[u->call[j]].ret = u->res[j];
+}
+
+static bool register_slots(struct urun *u)
+{
+	struct mc_state *st = u->r->x->mc;
+	bool need = false;
+
+	for (unsigned i = 0; i < u->r->n; i++)
+		need |= (u->r->c[i].flags & XSC_MC_PRIVATE) != 0;
+	if (!need || st->files)
+		return true;
+	u->r->x->st.crossings++;
+	if (io_uring_register_files_sparse(&u->r->x->ring, XSC_MC_MAX) < 0) {
+		st->files_failed = true;
+		return false;
+	}
+	st->files = true;
+	return true;
+}
+
+void xsc__mc_uring_run(struct mc_run *r)
+{
+	struct mc_state *st = r->x->mc;
+	struct urun *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return;		/* declined: the caller runs it another way */
+	u->r = r;
+	u->k_iters = r->o->batch ? r->o->batch : 4;
+	if (u->k_iters * r->n > CAP)
+		u->k_iters = CAP / r->n ? CAP / r->n : 1;
+	u->prev = cur;
+	cur = u;
+	if (r->x->sq_ready)	/* others' SQEs first: one could stop a submit */
+		xsc__uring_submit(r->x);
+	if (register_slots(u)) {
+		while (!r->stopped) {
+			u->gen = ++st->gen;
+			u->m = build(u);
+			if (u->m) {
+				enter(u);
+				collect(u);
+			}
+		}
+		install_left(u);
+	}
+	cur = u->prev;
+	free(u);
+}

@@ -1,0 +1,213 @@
+/* Multi-call semantics on every executor: bad input rejected before
+ * anything runs, stop at the first failed checked call, forwarded fds,
+ * lengths and statx sizes, a failed producer cancels its consumers,
+ * EFAULT in a call's slot, private fds, looped chains that read a pipe in
+ * short pieces, the path and crossings reported, no fd leak.
+ * xsc-test: per-backend */
+#include <fcntl.h>
+#include <linux/stat.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "xsc.h"
+
+static void set(struct xsc_mc *c, long nr, unsigned fl, long a0, long a1,
+		long a2, long a3, long a4)
+{
+	memset(c, 0, sizeof(*c));
+	c->nr = nr, c->flags = fl;
+	c->args[0] = a0, c->args[1] = a1, c->args[2] = a2, c->args[3] = a3;
+	c->args[4] = a4;
+}
+
+static int wfd;
+static void *writer(void *arg)
+{
+	char chunk[700];
+	(void)arg;
+	for (int i = 0; i < 100; i++) {
+		memset(chunk, 'a' + i % 26, sizeof(chunk));
+		CHECK_EQ(write(wfd, chunk, 1 + (i * 37) % 700), 1 + (i * 37) % 700);
+		if (i % 10 == 0)
+			usleep(1000);
+	}
+	close(wfd);
+	return NULL;
+}
+
+static void bad_input(struct xsc *x, int p[2])
+{
+	struct xsc_mc c[XSC_MC_MAX + 1];
+	struct xsc_mc_opts o;
+	char b[4];
+
+	CHECK_EQ(xsc_multicall(x, c, 0), 0);
+	CHECK_EQ(xsc_multicall(x, c, XSC_MC_MAX + 1), -E2BIG);
+	set(&c[0], SYS_write, 0, p[1], (long)"zz", 2, 0, 0);
+	set(&c[1], SYS_write, 0, p[1], (long)"zz", 2, 0, 0);
+	xsc_mc_fwd(&c[1], 2, XSC_MC_RET(1));	/* not earlier */
+	CHECK_EQ(xsc_multicall(x, c, 2), -EINVAL);
+	xsc_mc_fwd(&c[1], 2, XSC_MC_RET(5));
+	CHECK_EQ(xsc_multicall(x, c, 2), -EINVAL);
+	c[1].fwd = 0, c[1].flags = 1u << 7;	/* unknown flag */
+	CHECK_EQ(xsc_multicall(x, c, 2), -EINVAL);
+	c[1].flags = XSC_MC_PRIVATE;		/* not an open */
+	CHECK_EQ(xsc_multicall(x, c, 2), -EINVAL);
+	c[1].flags = 0;
+	xsc_mc_opts_init(&o);
+	o.max_iter = 3, o.until_call = 2, o.until_op = XSC_MC_LE;
+	CHECK_EQ(xsc_multicall_ex(x, c, 2, &o, NULL), -EINVAL);
+	o.until_call = 0, o.max_iter = XSC_MC_ITER_MAX + 1;
+	CHECK_EQ(xsc_multicall_ex(x, c, 2, &o, NULL), -E2BIG);
+	/* nothing ran: the pipe is empty */
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	CHECK_EQ(read(p[0], b, sizeof(b)), -1);
+	fcntl(p[0], F_SETFL, 0);
+}
+
+static void stops(struct xsc *x, const char *dir)
+{
+	struct xsc_mc c[6];
+	char path[300], buf[64] = { 0 };
+
+	snprintf(path, sizeof(path), "%s/data", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CHECK_EQ(write(fd, "0123456789", 10), 10);
+	close(fd);
+	/* open -> read -> close; ENOENT checked stops at 0 */
+	set(&c[0], SYS_openat, XSC_MC_CHECK, AT_FDCWD, (long)"/nonexistent/x", O_RDONLY, 0, 0);
+	set(&c[1], SYS_read, 0, 0, (long)buf, 4, 0, 0);
+	xsc_mc_fwd(&c[1], 0, XSC_MC_RET(0));
+	set(&c[2], SYS_close, 0, 0, 0, 0, 0, 0);
+	xsc_mc_fwd(&c[2], 0, XSC_MC_RET(0));
+	CHECK_EQ(xsc_multicall(x, c, 3), 0);
+	CHECK_EQ(c[0].ret, -ENOENT);
+	CHECK_EQ(c[1].ret, -ECANCELED);
+	CHECK_EQ(c[2].ret, -ECANCELED);
+	/* unchecked: the consumers are canceled, independent calls run */
+	c[0].flags = 0;
+	set(&c[3], SYS_getppid, 0, 0, 0, 0, 0, 0);
+	CHECK_EQ(xsc_multicall(x, c, 4), 4);
+	CHECK_EQ(c[1].ret, -ECANCELED);
+	CHECK_EQ(c[3].ret, getppid());
+	/* private fd: statx size feeds the read count; EFAULT in a slot */
+	struct statx stx;
+	set(&c[0], SYS_statx, XSC_MC_CHECK, AT_FDCWD, (long)path, 0, STATX_SIZE, (long)&stx);
+	set(&c[1], SYS_openat, XSC_MC_CHECK | XSC_MC_PRIVATE, AT_FDCWD, (long)path, O_RDONLY, 0, 0);
+	set(&c[2], SYS_read, XSC_MC_CHECK | XSC_MC_FULL, 0, (long)buf, 0, 0, 0);
+	xsc_mc_fwd(&c[2], 0, XSC_MC_RET(1));
+	xsc_mc_fwd(&c[2], 2, XSC_MC_STATX_SIZE(0));
+	set(&c[3], SYS_read, 0, 0, 8, 4, 0, 0);		/* bad buffer */
+	xsc_mc_fwd(&c[3], 0, XSC_MC_RET(1));
+	set(&c[4], SYS_close, XSC_MC_CHECK, 0, 0, 0, 0, 0);
+	xsc_mc_fwd(&c[4], 0, XSC_MC_RET(1));
+	CHECK_EQ(xsc_multicall(x, c, 5), 5);
+	CHECK_EQ(c[2].ret, 10);
+	CHECK(memcmp(buf, "0123456789", 10) == 0);
+	CHECK_EQ(c[3].ret, 0);	/* at EOF: nothing to copy, no fault */
+	CHECK_EQ(c[1].ret, 0);	/* private: the number is not reported */
+	/* a checked failure stops; a private fd left open is installed */
+	set(&c[2], SYS_read, XSC_MC_CHECK, 0, 8, 4, 0, 0);
+	xsc_mc_fwd(&c[2], 0, XSC_MC_RET(0));	/* indices within c + 1 */
+	set(&c[3], SYS_close, 0, 0, 0, 0, 0, 0);
+	xsc_mc_fwd(&c[3], 0, XSC_MC_RET(0));
+	CHECK_EQ(xsc_multicall(x, c + 1, 3), 1);
+	CHECK_EQ(c[2].ret, -EFAULT);
+	CHECK_EQ(c[3].ret, -ECANCELED);
+	CHECK_GE(c[1].ret, 0);
+	CHECK_EQ(close((int)c[1].ret), 0);	/* a real fd */
+}
+
+static void loop_pipe(struct xsc *x, const char *dir)
+{
+	struct xsc_mc c[2];
+	struct xsc_mc_opts o;
+	struct xsc_mc_report rep;
+	char path[300], buf[512];
+	pthread_t t;
+	int p[2], total = 0;
+
+	for (int i = 0; i < 100; i++)
+		total += 1 + (i * 37) % 700;
+	snprintf(path, sizeof(path), "%s/loop", dir);
+	int out = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CHECK_EQ(pipe(p), 0);
+	wfd = p[1];
+	pthread_create(&t, NULL, writer, NULL);
+	set(&c[0], SYS_read, XSC_MC_CHECK, p[0], (long)buf, sizeof(buf), 0, 0);
+	set(&c[1], SYS_write, XSC_MC_CHECK, out, (long)buf, 0, 0, 0);
+	xsc_mc_fwd(&c[1], 2, XSC_MC_RET(0));
+	xsc_mc_opts_init(&o);
+	o.max_iter = 100000, o.until_call = 0, o.until_op = XSC_MC_LE;
+	o.sum_call = 1;
+	CHECK_EQ(xsc_multicall_ex(x, c, 2, &o, &rep), 2);
+	pthread_join(t, NULL);
+	CHECK_EQ(rep.stop, XSC_MC_UNTIL);
+	CHECK_EQ(c[0].ret, 0);
+	CHECK_EQ(c[1].ret, -ECANCELED);	/* not run in the last iteration */
+	CHECK_EQ((long)rep.sum, total);
+	CHECK_EQ(lseek(out, 0, SEEK_END), total);
+	printf("pipe loop: %u iterations on %s (%s), %u crossings, %u resumes\n",
+	       rep.iters, rep.path == XSC_MC_URING ? "uring" : rep.path == XSC_MC_WORKER ?
+	       "worker" : "inline", rep.reason, rep.crossings, rep.resumes);
+	/* the bound */
+	lseek(out, 0, SEEK_SET);
+	set(&c[0], SYS_read, 0, out, (long)buf, 100, 0, 0);
+	o.max_iter = 3, o.sum_call = 0;
+	CHECK_EQ(xsc_multicall_ex(x, c, 2, &o, &rep), 2);
+	CHECK_EQ(rep.stop, XSC_MC_BOUND);
+	CHECK_EQ(rep.iters, 3);
+	CHECK_EQ((long)rep.sum, 300);
+	close(p[0]);
+	close(out);
+}
+
+static void paths(struct xsc *x, const char *dir)
+{
+	struct xsc_mc c[4];
+	struct xsc_mc_report rep;
+	char path[300], buf[16];
+	const char *be = test_backend();
+
+	snprintf(path, sizeof(path), "%s/data", dir);
+	set(&c[0], SYS_openat, XSC_MC_CHECK | XSC_MC_PRIVATE, AT_FDCWD, (long)path, O_RDONLY, 0, 0);
+	set(&c[1], SYS_read, XSC_MC_CHECK, 0, (long)buf, 4, 0, 0);
+	xsc_mc_fwd(&c[1], 0, XSC_MC_RET(0));
+	set(&c[2], SYS_close, XSC_MC_CHECK, 0, 0, 0, 0, 0);
+	xsc_mc_fwd(&c[2], 0, XSC_MC_RET(0));
+	CHECK_EQ(xsc_multicall_ex(x, c, 3, NULL, &rep), 3);
+	CHECK_EQ(c[1].ret, 4);
+	int want = !strcmp(be, "worker") ? XSC_MC_WORKER :
+		   !strcmp(be, "inline") ? XSC_MC_INLINE : XSC_MC_URING;
+	printf("open/read/close: path %d (%s), %u crossings\n", rep.path, rep.reason,
+	       rep.crossings);
+	CHECK_EQ(rep.path, want);
+	if (!strcmp(be, "uring"))
+		CHECK_EQ(rep.crossings, 1);	/* one io_uring_enter */
+	if (!strcmp(be, "inline"))
+		CHECK_EQ(rep.crossings, 3);
+}
+
+int main(void)
+{
+	int fds0 = count_fds(), p[2];
+	struct xsc *x;
+
+	CHECK_EQ(xsc_open(&x, NULL), 0);
+	CHECK_EQ(pipe(p), 0);
+	bad_input(x, p);
+	stops(x, scratch_dir());
+	loop_pipe(x, scratch_dir());
+	paths(x, scratch_dir());
+	struct xsc_stats st;
+	xsc_stats_get(x, &st);
+	CHECK_EQ(st.posted, st.completed);
+	CHECK_EQ(xsc_close(x), 0);
+	close(p[0]);
+	close(p[1]);
+	CHECK_EQ(count_fds(), fds0);
+	printf("ok (%s)\n", test_backend());
+	return 0;
+}
