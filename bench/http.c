@@ -319,7 +319,25 @@ static int parse_wrk(const char *out, struct result *r)
 	return r->p50_us < 0 || r->p99_us < 0 || r->requests <= 0 ? -1 : 0;
 }
 
-/* One wrk run against s at concurrency conc for dur seconds. */
+/* Reaps the server if it exited, saying how.  True if it is gone. */
+static bool server_died(struct server *s)
+{
+	int st;
+
+	if (waitpid(s->pid, &st, WNOHANG) != s->pid)
+		return false;
+	if (WIFSIGNALED(st))
+		fprintf(stderr, "bench http: %s was killed by signal %d (%s)\n",
+			s->name, WTERMSIG(st), strsignal(WTERMSIG(st)));
+	else
+		fprintf(stderr, "bench http: %s exited with status %d\n", s->name,
+			WEXITSTATUS(st));
+	s->pid = 0;
+	return true;
+}
+
+/* One wrk run against s at concurrency conc for dur seconds.  Returns 0,
+ * -1 if the server is gone, -2 if wrk completed no request. */
 static int run_wrk(const struct ctx *c, struct server *s, int conc, int dur,
 		   struct result *r)
 {
@@ -340,21 +358,39 @@ static int run_wrk(const struct ctx *c, struct server *s, int conc, int dur,
 	close(fd);
 	stop(pid);	/* normally exited already: reaps it */
 	t1 = cpu_ticks(s->pid);
-	if (t0 < 0 || t1 < 0) {
-		fprintf(stderr, "bench http: %s died during a run\n", s->name);
+	if (t0 < 0 || t1 < 0 || server_died(s))
 		return -1;
-	}
-	if (parse_wrk(out, r)) {
-		fprintf(stderr, "bench http: cannot parse wrk output for %s:\n%s\n",
-			s->name, out);
-		return -1;
-	}
+	if (parse_wrk(out, r))
+		return -2;
 	r->cpu_us = (double)(t1 - t0) * 1e6 / (double)sysconf(_SC_CLK_TCK) /
 		    (double)r->requests;
 	if (r->errors)
 		fprintf(stderr, "bench http: %s at %d: %ld errors or non-2xx "
 			"responses\n", s->name, conc, r->errors);
 	return 0;
+}
+
+/* run_wrk, retried twice when wrk completed nothing.  Rarely, on this
+ * shared machine, a run right after another server's high-concurrency run
+ * completes no request at all (wrk reports "0 requests" and overruns its
+ * duration); a second try always worked.  Say so, never hide it. */
+static int run_wrk_retry(const struct ctx *c, struct server *s, int conc, int dur,
+			 struct result *r)
+{
+	int ret = -2;
+
+	for (int t = 0; t < 3 && ret == -2; t++) {
+		if (t) {
+			fprintf(stderr, "bench http: %s at concurrency %d: wrk completed "
+				"no request; retrying\n", s->name, conc);
+			sleep(1);
+		}
+		ret = run_wrk(c, s, conc, dur, r);
+	}
+	if (ret == -2)
+		fprintf(stderr, "bench http: %s at concurrency %d: no usable wrk "
+			"result\n", s->name, conc);
+	return ret;
 }
 
 /* Keeps the best of each metric separately. */
@@ -635,7 +671,7 @@ static int measure_all(struct ctx *c, struct server *sv, const int *conc, int nc
 
 	for (int s = 0; s < NSERV; s++) {	/* warm up: page cache, stacks */
 		struct result w;
-		if (sv[s].avail && run_wrk(c, &sv[s], 64, 1, &w))
+		if (sv[s].avail && run_wrk_retry(c, &sv[s], 64, 1, &w))
 			return -1;
 	}
 	for (int r = 0; r < c->o.rounds; r++)
@@ -645,7 +681,7 @@ static int measure_all(struct ctx *c, struct server *sv, const int *conc, int nc
 				struct result res;
 				if (!sv[s].avail)
 					continue;
-				if (run_wrk(c, &sv[s], conc[k], c->dur, &res))
+				if (run_wrk_retry(c, &sv[s], conc[k], c->dur, &res))
 					return -1;
 				keep_best(&sv[s].best[k], &res);
 				usleep(300000);	/* let closed connections drain */
@@ -760,7 +796,7 @@ int xsc_bench_sensitivity(int argc, char **argv)
 		for (int e = 0; e < NE; e++) {
 			struct result res;
 			bench_progress("bench sensitivity", rd * NE + e, c.o.rounds * NE, t0);
-			if (run_wrk(&c, &sv[e], CONC, c.dur, &res))
+			if (run_wrk_retry(&c, &sv[e], CONC, c.dur, &res))
 				goto out;
 			keep_best(&best[e], &res);
 			usleep(300000);
