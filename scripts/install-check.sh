@@ -30,7 +30,7 @@ cc -o "$prefix/consumer" "$prefix/consumer.c" $(pkg-config --cflags --libs xsc) 
 cc -o "$prefix/consumer-static" "$prefix/consumer.c" $(pkg-config --cflags xsc) \
 	"$(pkg-config --variable=libdir xsc)/libxsc.a" $(pkg-config --libs-only-other --static xsc) -luring -lpthread
 "$prefix/consumer-static"
-want=$(sed -n 's/^ *\(xsc_[a-z_; ]*\)$/\1/p' src/xsc.map | tr ';' '\n' | tr -d ' ' | grep . | sort)
+want=$(sed -n 's/^ *\(xsc_[a-z0-9_; ]*\)$/\1/p' src/xsc.map | tr ';' '\n' | tr -d ' ' | grep . | sort)
 have=$(nm -D --defined-only "$(pkg-config --variable=libdir xsc)/libxsc.so" | awk '$2=="T"{print $3}' | sed 's/@.*//' | sort)
 if [ "$want" != "$have" ]; then
 	echo "install-check: exported symbols differ from src/xsc.map:"
