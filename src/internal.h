@@ -77,6 +77,8 @@ typedef long (*xsc_done_fn)(struct xsc *x, int id);
 #define XSC_F_THREAD  (1u << 1)	/* depends on the calling thread: inline only */
 #define XSC_F_REFUSE  (1u << 2)	/* never executed by xsc (-EINVAL): vfork... */
 #define XSC_F_KNOWN   (1u << 3)	/* the table has a row for it (vs the name list) */
+#define XSC_F_CHEAP   (1u << 4)	/* the io_uring form costs more than the call:
+				   AUTO runs it inline; forced backends use it */
 
 struct xsc_sysdef {
 	const char *name;

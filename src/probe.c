@@ -121,6 +121,11 @@ static void route_one(struct xsc *x, long nr, unsigned *nmissing)
 		x->why[nr] = "depends on the calling thread";
 		return;
 	}
+	if (d->prep && (d->flags & XSC_F_CHEAP) && x->cfg.backend == XSC_BACKEND_AUTO) {
+		x->route[nr] = XSC_BACKEND_INLINE;
+		x->why[nr] = "cheaper inline than its io_uring form (XSC_BACKEND=uring forces it)";
+		return;
+	}
 	if (!d->prep) {
 		why = d->name ? "no io_uring form" : "unknown number: the kernel decides";
 	} else if (!x->have_ring) {

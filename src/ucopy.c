@@ -11,15 +11,44 @@
  */
 #include "internal.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "rawsys.h"
 
+/* Our pid, refreshed in a forked child (one getpid per copy would double
+ * the cost of every checked copy). */
+static _Atomic long self_pid;
+
+static void forget_pid(void)
+{
+	atomic_store(&self_pid, 0);
+}
+
+static void watch_fork(void)
+{
+	pthread_atfork(NULL, NULL, forget_pid);
+}
+
+static long my_pid(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	long pid = atomic_load(&self_pid);
+
+	if (!pid) {
+		pthread_once(&once, watch_fork);
+		pid = xsc__sys0(SYS_getpid);
+		atomic_store(&self_pid, pid);
+	}
+	return pid;
+}
+
 static int xfer(long nr, void *local, void *remote, size_t len)
 {
 	struct iovec l = { local, len }, r = { remote, len };
-	long ret = xsc__sys6(nr, xsc__sys0(SYS_getpid), (long)&l, 1, (long)&r, 1, 0);
+	long ret = xsc__sys6(nr, my_pid(), (long)&l, 1, (long)&r, 1, 0);
 
 	if (ret == (long)len)
 		return 0;
