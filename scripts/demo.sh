@@ -9,9 +9,12 @@ echo "== machine and io_uring (xsc info) =="
 "$xsc" info | sed -n '1,7p'
 echo
 echo "== null-call cost vs batch size (xsc bench null) =="
-"$xsc" bench null
+"$xsc" bench null --quick
+echo
+echo "== thread-per-connection httpd: NPTL vs xsc threads vs nginx (xsc bench http --quick) =="
+"$xsc" bench http --quick
 echo
 echo "== fiber context switch (xsc bench switch) =="
-"$xsc" bench switch
+"$xsc" bench switch --quick
 echo
 echo "Results: $(ls results/*.csv results/*.png 2>/dev/null | tr '\n' ' ')"
