@@ -48,6 +48,16 @@ int64_t bench_now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+double bench_tsc_per_ns(int ms)
+{
+	struct timespec d = { 0, ms * 1000000L };
+	int64_t n0 = bench_now_ns();
+	uint64_t c0 = bench_tsc();
+
+	nanosleep(&d, NULL);
+	return (double)(bench_tsc() - c0) / (double)(bench_now_ns() - n0);
+}
+
 int bench_pin(int cpu)
 {
 	cpu_set_t s;

@@ -21,6 +21,15 @@ struct bench_opts {
 int bench_parse(int argc, char **argv, struct bench_opts *o, const char *usage);
 
 int64_t bench_now_ns(void);
+/* Serialized TSC read, and TSC ticks per ns measured over `ms`. */
+static inline uint64_t bench_tsc(void)
+{
+	__builtin_ia32_lfence();
+	uint64_t t = __builtin_ia32_rdtsc();
+	__builtin_ia32_lfence();
+	return t;
+}
+double bench_tsc_per_ns(int ms);
 /* Pins the calling thread to cpu; 0 or -errno. */
 int bench_pin(int cpu);
 int bench_ncpu(void);

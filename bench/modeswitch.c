@@ -45,14 +45,6 @@ static const char *const probe_name[NPROBE] = { "rdtsc", "proc", "getppid",
 
 /* A timestamp that waits for earlier instructions and keeps later ones
  * from starting early (AMD and Intel both order rdtsc with lfence). */
-static inline uint64_t tsc(void)
-{
-	_mm_lfence();
-	uint64_t t = __rdtsc();
-	_mm_lfence();
-	return t;
-}
-
 __attribute__((noipa)) static long proc(long a)
 {
 	return a + 1;
@@ -72,11 +64,11 @@ static inline long probe(int p, long a)
 static double loop_ticks(int p, long n)
 {
 	long acc = 0;
-	uint64_t t0 = tsc();
+	uint64_t t0 = bench_tsc();
 
 	for (long i = 0; i < n; i++)
 		acc += probe(p, i);
-	uint64_t t1 = tsc();
+	uint64_t t1 = bench_tsc();
 	__asm__ volatile("" : : "r"(acc));
 	return (double)(t1 - t0) / (double)n;
 }
@@ -88,9 +80,9 @@ static double single_ticks(int p, long n)
 	long acc = 0;
 
 	for (long i = 0; i < n; i++) {
-		uint64_t t0 = tsc();
+		uint64_t t0 = bench_tsc();
 		acc += probe(p, i);
-		uint64_t d = tsc() - t0;
+		uint64_t d = bench_tsc() - t0;
 		best = d < best ? d : best;
 	}
 	__asm__ volatile("" : : "r"(acc));
@@ -98,16 +90,6 @@ static double single_ticks(int p, long n)
 }
 
 /* TSC ticks per nanosecond, measured over `ms` milliseconds. */
-static double tsc_per_ns(int ms)
-{
-	struct timespec d = { 0, ms * 1000000L };
-	int64_t n0 = bench_now_ns();
-	uint64_t c0 = tsc();
-
-	nanosleep(&d, NULL);
-	return (double)(tsc() - c0) / (double)(bench_now_ns() - n0);
-}
-
 static void mitigations(char *buf, size_t len)
 {
 	static const char *const v[] = { "meltdown", "spectre_v2", "retbleed",
@@ -153,7 +135,7 @@ int xsc_bench_modeswitch(int argc, char **argv)
 	}
 	long n = o.quick ? 200000 : 2000000;
 	bench_pin(0);
-	double ghz = tsc_per_ns(o.quick ? 20 : 100);
+	double ghz = bench_tsc_per_ns(o.quick ? 20 : 100);
 	for (int p = 0; p < NPROBE; p++)
 		loop[p] = single[p] = 1e300;
 

@@ -101,24 +101,6 @@ struct pstate {
 static char pw_buf[PW_LEN];
 static uint64_t *table, mask, wx = 88172645463325252ULL;
 
-static inline uint64_t tsc(void)
-{
-	_mm_lfence();
-	uint64_t t = __rdtsc();
-	_mm_lfence();
-	return t;
-}
-
-static double tsc_per_ns(int ms)
-{
-	struct timespec d = { 0, ms * 1000000L };
-	int64_t n0 = bench_now_ns();
-	uint64_t c0 = tsc();
-
-	nanosleep(&d, NULL);
-	return (double)(tsc() - c0) / (double)(bench_now_ns() - n0);
-}
-
 /* The user work: a walk over the table where each load's address depends
  * on the previous load (a hash-table probe chain), so evicted lines and
  * TLB entries cost their full miss latency.  Keep INSN_PER_UNIT in step. */
@@ -176,11 +158,11 @@ static struct res run(struct pstate *ps, int call, int cfg, long units, long seg
 
 	if (x)
 		xsc_stats_get(x, &s0);
-	uint64_t t0 = tsc();
+	uint64_t t0 = bench_tsc();
 	for (long s = 0; s < segs; s++) {
-		uint64_t a = tsc();
+		uint64_t a = bench_tsc();
 		work(units);
-		work_t += tsc() - a;
+		work_t += bench_tsc() - a;
 		if (cfg == NONE)
 			continue;
 		if (cfg == SYNC) {
@@ -205,7 +187,7 @@ static struct res run(struct pstate *ps, int call, int cfg, long units, long seg
 	}
 	if (n)
 		drain(ps, x, call, ids, n);
-	uint64_t total = tsc() - t0;
+	uint64_t total = bench_tsc() - t0;
 	if (x)
 		xsc_stats_get(x, &s1);
 	r.work = (double)work_t / (double)segs;
@@ -398,7 +380,7 @@ int xsc_bench_pollution(int argc, char **argv)
 	for (int g = URING; g < NCFG; g++)
 		if ((g != URING && ncpu < 2) || open_x(ps, g, other) < 0)
 			fprintf(stderr, "bench pollution: %s skipped\n", cfg_name[g]);
-	double ghz = tsc_per_ns(o.quick ? 20 : 100);
+	double ghz = bench_tsc_per_ns(o.quick ? 20 : 100);
 	double total_insn = o.quick ? 3e6 : 40e6;
 
 	int64_t t0 = bench_now_ns();

@@ -71,24 +71,6 @@ struct target {
 	double best[NCFG];	/* TSC ticks per call */
 };
 
-static inline uint64_t tsc(void)
-{
-	_mm_lfence();
-	uint64_t t = __rdtsc();
-	_mm_lfence();
-	return t;
-}
-
-static double tsc_per_ns(int ms)
-{
-	struct timespec d = { 0, ms * 1000000L };
-	int64_t n0 = bench_now_ns();
-	uint64_t c0 = tsc();
-
-	nanosleep(&d, NULL);
-	return (double)(tsc() - c0) / (double)(bench_now_ns() - n0);
-}
-
 static const char *fs_name(int fd)
 {
 	struct statfs s;
@@ -215,11 +197,11 @@ static char buf[64];
 static double run_sync(int fd, long n)
 {
 	long bad = 0;
-	uint64_t t0 = tsc();
+	uint64_t t0 = bench_tsc();
 
 	for (long i = 0; i < n; i++)
 		bad |= xsc__sys3(SYS_read, fd, buf, 0);
-	uint64_t t1 = tsc();
+	uint64_t t1 = bench_tsc();
 	return bad ? -1 : (double)(t1 - t0) / (double)n;
 }
 
@@ -227,7 +209,7 @@ static double run_xsc(struct xsc *x, int fd, long n)
 {
 	int ids[BATCH];
 	long bad = 0, ret;
-	uint64_t t0 = tsc();
+	uint64_t t0 = bench_tsc();
 
 	for (long it = 0; it < n / BATCH; it++) {
 		for (int i = 0; i < BATCH; i++)
@@ -239,7 +221,7 @@ static double run_xsc(struct xsc *x, int fd, long n)
 			bad |= ret;
 		}
 	}
-	uint64_t t1 = tsc();
+	uint64_t t1 = bench_tsc();
 	return bad ? -1 : (double)(t1 - t0) / (double)(n / BATCH * BATCH);
 }
 
@@ -248,7 +230,7 @@ static double run_raw(struct io_uring *ring, int fd, long n)
 	struct io_uring_cqe *cqe;
 	unsigned head, got;
 	long bad = 0;
-	uint64_t t0 = tsc();
+	uint64_t t0 = bench_tsc();
 
 	for (long it = 0; it < n / BATCH; it++) {
 		for (int i = 0; i < BATCH; i++)
@@ -263,7 +245,7 @@ static double run_raw(struct io_uring *ring, int fd, long n)
 		if (got != BATCH)
 			return -1;
 	}
-	uint64_t t1 = tsc();
+	uint64_t t1 = bench_tsc();
 	return bad ? -1 : (double)(t1 - t0) / (double)(n / BATCH * BATCH);
 }
 
@@ -336,7 +318,7 @@ int xsc_bench_readcost(int argc, char **argv)
 	}
 	long n = o.quick ? 2048 : 32768;
 	bench_pin(0);
-	double ghz = tsc_per_ns(o.quick ? 20 : 100);
+	double ghz = bench_tsc_per_ns(o.quick ? 20 : 100);
 
 	xsc_config_init(&cfg);
 	cfg.backend = XSC_BACKEND_URING;

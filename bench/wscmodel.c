@@ -69,32 +69,14 @@ static const int paper_cd[NQ] = { 464, 61, 61, 30, 30, 19, 19, 19, 29 };
 #define NB 9
 static const int batches[NB] = { 1, 2, 4, 8, 16, 32, 64, 128, 256 };
 
-static inline uint64_t tsc(void)
-{
-	_mm_lfence();
-	uint64_t t = __rdtsc();
-	_mm_lfence();
-	return t;
-}
-
-static double tsc_per_ns(int ms)
-{
-	struct timespec d = { 0, ms * 1000000L };
-	int64_t n0 = bench_now_ns();
-	uint64_t c0 = tsc();
-
-	nanosleep(&d, NULL);
-	return (double)(tsc() - c0) / (double)(bench_now_ns() - n0);
-}
-
 /* ---- the terms, each in TSC ticks per operation ---------------------- */
 
 static double t_sys(long n)
 {
-	uint64_t t0 = tsc();
+	uint64_t t0 = bench_tsc();
 	for (long i = 0; i < n; i++)
 		xsc__sys0(SYS_getppid);
-	return (double)(tsc() - t0) / (double)n;
+	return (double)(bench_tsc() - t0) / (double)n;
 }
 
 static void *empty(void *a)
@@ -105,14 +87,14 @@ static void *empty(void *a)
 static double t_gen_pthread(long n)
 {
 	pthread_t t;
-	uint64_t t0 = tsc();
+	uint64_t t0 = bench_tsc();
 
 	for (long i = 0; i < n; i++) {
 		if (pthread_create(&t, NULL, empty, NULL))
 			return -1;
 		pthread_join(t, NULL);
 	}
-	return (double)(tsc() - t0) / (double)n;
+	return (double)(bench_tsc() - t0) / (double)n;
 }
 
 static atomic_int yield_go;
@@ -138,25 +120,25 @@ static double t_sched_pthread(long n)
 	atomic_store_explicit(&yield_go, 0, memory_order_relaxed);
 	if (pthread_create(&t, NULL, yielder, (void *)n))
 		return -1;
-	uint64_t t0 = tsc();
+	uint64_t t0 = bench_tsc();
 	atomic_store_explicit(&yield_go, 1, memory_order_release);
 	for (long i = 0; i < n; i++)
 		sched_yield();
 	pthread_join(t, NULL);
-	return (double)(tsc() - t0) / (double)(2 * n);
+	return (double)(bench_tsc() - t0) / (double)(2 * n);
 }
 
 static double t_mutex(long n)
 {
 	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-	uint64_t t0 = tsc();
+	uint64_t t0 = bench_tsc();
 
 	for (long i = 0; i < n; i++) {
 		pthread_mutex_lock(&m);
 		__asm__ volatile("" ::: "memory");
 		pthread_mutex_unlock(&m);
 	}
-	return (double)(tsc() - t0) / (double)n;
+	return (double)(bench_tsc() - t0) / (double)n;
 }
 
 #ifdef HAVE_FIBER
@@ -184,7 +166,7 @@ static void f_exit(struct xsc_ctx *self)
 static double t_gen_fiber(long n)
 {
 	struct xsc_stack *st;
-	uint64_t t0 = tsc();
+	uint64_t t0 = bench_tsc();
 
 	for (long i = 0; i < n; i++) {
 		if (xsc__stack_get(0, &st))
@@ -194,7 +176,7 @@ static double t_gen_fiber(long n)
 		xsc__ctx_switch(&f_main, &f_fib);
 		xsc__stack_put(st);
 	}
-	return (double)(tsc() - t0) / (double)n;
+	return (double)(bench_tsc() - t0) / (double)n;
 }
 
 /* Tsched: one one-way switch (a round trip is two). */
@@ -208,10 +190,10 @@ static double t_sched_fiber(long n)
 	xsc__ctx_make(&f_fib, st->lo, (size_t)((char *)st->hi - (char *)st->lo),
 		      f_loop, NULL, f_exit);
 	xsc__ctx_switch(&f_main, &f_fib);
-	uint64_t t0 = tsc();
+	uint64_t t0 = bench_tsc();
 	for (long i = 0; i < n; i++)
 		xsc__ctx_switch(&f_main, &f_fib);
-	double r = (double)(tsc() - t0) / (double)(2 * n);
+	double r = (double)(bench_tsc() - t0) / (double)(2 * n);
 	f_stop = 1;
 	xsc__ctx_switch(&f_main, &f_fib);
 	xsc__stack_put(st);
@@ -222,14 +204,14 @@ static double t_sched_fiber(long n)
 /* Treq: post + release (cancels the SUBMITTED entry), no flush. */
 static double t_req(struct xsc *x, long n)
 {
-	uint64_t t0 = tsc();
+	uint64_t t0 = bench_tsc();
 
 	for (long i = 0; i < n; i++) {
 		int id = xsc_post(x, XSC_NR_NOP);
 		if (id < 0 || xsc_release(x, id) < 0)
 			return -1;
 	}
-	return (double)(tsc() - t0) / (double)n;
+	return (double)(bench_tsc() - t0) / (double)n;
 }
 
 /* Tsync, fiber flavour: checking an entry that is DONE. */
@@ -240,10 +222,10 @@ static double t_check(struct xsc *x, long n)
 
 	if (id < 0 || xsc_wait(x, 1) < 1)
 		return -1;
-	uint64_t t0 = tsc();
+	uint64_t t0 = bench_tsc();
 	for (long i = 0; i < n; i++)
 		bad |= xsc_result(x, id, &ret) | ret;
-	double r = (double)(tsc() - t0) / (double)n;
+	double r = (double)(bench_tsc() - t0) / (double)n;
 	xsc_release(x, id);
 	return bad ? -1 : r;
 }
@@ -260,12 +242,12 @@ static double t_reap(struct xsc *x, long n)
 		for (int i = 0; i < 256; i++)
 			ids[i] = xsc_post(x, XSC_NR_NOP);
 		xsc_flush(x);
-		uint64_t t0 = tsc();
+		uint64_t t0 = bench_tsc();
 		if (xsc_wait(x, 256) < 256)
 			return -1;
 		for (int i = 0; i < 256; i++)
 			xsc_release(x, ids[i]);
-		tw += tsc() - t0;
+		tw += bench_tsc() - t0;
 	}
 	return (double)tw / (double)(iters * 256);
 }
@@ -276,7 +258,7 @@ static double b_uring(struct xsc *x, int b, long n)
 {
 	int ids[256];
 	long iters = n / b > 0 ? n / b : 1;
-	uint64_t t0 = tsc();
+	uint64_t t0 = bench_tsc();
 
 	for (long it = 0; it < iters; it++) {
 		for (int i = 0; i < b; i++)
@@ -287,7 +269,7 @@ static double b_uring(struct xsc *x, int b, long n)
 		for (int i = 0; i < b; i++)
 			xsc_release(x, ids[i]);
 	}
-	return (double)(tsc() - t0) / (double)(iters * b);
+	return (double)(bench_tsc() - t0) / (double)(iters * b);
 }
 
 static double b_raw(struct io_uring *ring, int b, long n)
@@ -295,7 +277,7 @@ static double b_raw(struct io_uring *ring, int b, long n)
 	struct io_uring_cqe *cqe;
 	unsigned head, got;
 	long iters = n / b > 0 ? n / b : 1;
-	uint64_t t0 = tsc();
+	uint64_t t0 = bench_tsc();
 
 	for (long it = 0; it < iters; it++) {
 		for (int i = 0; i < b; i++)
@@ -306,7 +288,7 @@ static double b_raw(struct io_uring *ring, int b, long n)
 			got++;
 		io_uring_cq_advance(ring, got);
 	}
-	return (double)(tsc() - t0) / (double)(iters * b);
+	return (double)(bench_tsc() - t0) / (double)(iters * b);
 }
 
 static void keep_min(double *best, double v, bool *bad)
@@ -385,7 +367,7 @@ int xsc_bench_wscmodel(int argc, char **argv)
 		return 2;
 	}
 	bench_pin(0);
-	double ghz = tsc_per_ns(o.quick ? 20 : 100);
+	double ghz = bench_tsc_per_ns(o.quick ? 20 : 100);
 	xsc_config_init(&cfg);
 	cfg.backend = XSC_BACKEND_URING;
 	cfg.flags = XSC_NO_ENV | XSC_QUIET;
