@@ -49,8 +49,9 @@
 #define MAXCONC 8
 #define FILE_NAME "file.html"
 
-enum { NPTL, XSCT, NGINX, NSERV };
-static const char *const serv_name[NSERV] = { "httpd-nptl", "httpd-xsc", "nginx" };
+enum { NPTL, XSCT, XSCSQ, NGINX, NSERV };
+static const char *const serv_name[NSERV] = { "httpd-nptl", "httpd-xsc",
+					      "httpd-xsc-sq", "nginx" };
 
 struct result {
 	double rps, p50_us, p99_us, cpu_us;	/* per request */
@@ -61,6 +62,8 @@ struct server {
 	const char *name;
 	char bin[1100];
 	bool avail, nginx;
+	bool sq;		/* httpd-xsc on SQPOLL with its poller on the
+				   other core (core specialization) */
 	pid_t pid;
 	int port;
 	struct result best[MAXCONC];
@@ -92,7 +95,8 @@ static pid_t spawn(char *const argv[], int cpu, int *out)
 		cpu_set_t s;
 		CPU_ZERO(&s);
 		CPU_SET(cpu, &s);
-		sched_setaffinity(0, sizeof(s), &s);
+		if (cpu >= 0)	/* -1: the server pins its own threads */
+			sched_setaffinity(0, sizeof(s), &s);
 		dup2(nul, 0);
 		dup2(out ? p[1] : nul, 1);
 		execvp(argv[0], argv);
@@ -255,10 +259,21 @@ static int start_httpd(const struct ctx *c, struct server *s, int entries)
 	snprintf(root, sizeof(root), "%s/root", c->tmp);
 	snprintf(cpu, sizeof(cpu), "%d", c->srv_cpu);
 	snprintf(ent, sizeof(ent), "%d", entries);
+	char sqcpu[16];
+	snprintf(sqcpu, sizeof(sqcpu), "%d", c->wrk_cpu);
 	char *argv[] = { s->bin, "--port", "0", "--root", root, "--cpu", cpu,
 			 "--backlog", "4096", "--threads", "1",
+			 "--syscall-cpu", sqcpu,
 			 entries ? "--entries" : NULL, ent, NULL };
-	s->pid = spawn(argv, c->srv_cpu, &fd);
+	if (!s->sq)	/* drop the --syscall-cpu pair */
+		memmove(&argv[11], &argv[13], 3 * sizeof(argv[0]));
+	if (s->sq)
+		setenv("XSC_BACKEND", "sqpoll", 1);
+	/* the SQPOLL variant pins its kernel thread itself (--cpu) and its
+	 * poller to the other core: the process must be allowed both */
+	s->pid = spawn(argv, s->sq ? -1 : c->srv_cpu, &fd);
+	if (s->sq)
+		unsetenv("XSC_BACKEND");
 	if (s->pid < 0)
 		return -1;
 	read_all(fd, line, sizeof(line), 5000, true);
@@ -644,15 +659,16 @@ static int write_http_csv(const struct ctx *c, struct server *sv, const int *con
 
 static void plot_http(const struct ctx *c)
 {
+	/* CSV columns: concurrency, then NSERV columns per metric */
 	static const char *const what[][3] = {
-		{ "http-throughput", "requests/s", "2:4" },
-		{ "http-latency", "p99 latency, us", "8:10" },
-		{ "http-cpu", "server CPU per request, us", "11:13" },
+		{ "http-throughput", "requests/s", "0" },
+		{ "http-latency", "p99 latency, us", "2" },
+		{ "http-cpu", "server CPU per request, us", "3" },
 	};
 	char script[1024];
 
 	for (int i = 0; i < 3; i++) {
-		int lo = atoi(what[i][2]), hi = atoi(strchr(what[i][2], ':') + 1);
+		int lo = 2 + atoi(what[i][2]) * NSERV, hi = lo + NSERV - 1;
 		snprintf(script, sizeof(script),
 			 "set title '%s vs concurrency (xsc bench http)'\n"
 			 "set logscale x 2\nset xlabel 'concurrent connections'\n"
@@ -713,6 +729,9 @@ int xsc_bench_http(int argc, char **argv)
 	}
 	server_bin(&c, &sv[NPTL], serv_name[NPTL]);
 	server_bin(&c, &sv[XSCT], serv_name[XSCT]);
+	server_bin(&c, &sv[XSCSQ], serv_name[XSCT]);	/* same binary */
+	sv[XSCSQ].name = serv_name[XSCSQ];
+	sv[XSCSQ].sq = true;
 	sv[NGINX].name = serv_name[NGINX];
 	sv[NGINX].avail = sv[NGINX].nginx = true;
 	if (!sv[NPTL].avail) {
@@ -737,6 +756,7 @@ int xsc_bench_http(int argc, char **argv)
 	print_table(sv, conc, nc);
 	print_ratio(sv, XSCT, NPTL, conc, nc);
 	print_ratio(sv, XSCT, NGINX, conc, nc);
+	print_ratio(sv, XSCSQ, XSCT, conc, nc);
 	print_ratio(sv, NPTL, NGINX, conc, nc);
 	ok = write_http_csv(&c, sv, conc, nc) == 0;
 	if (ok) {

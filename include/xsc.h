@@ -220,6 +220,9 @@ struct xsc_runtime_config {
 				   kernel thread, further callers wait */
 	unsigned batch;		/* flush when this many are pending; 0 = 64 */
 	int backend;		/* enum xsc_backend; 0 = auto / XSC_BACKEND */
+	int syscall_cpu;	/* core specialization (FlexSC 3.6): the core
+				   of the SQPOLL pollers and syscall threads;
+				   -1 = none (xsc_runtime_config_init) */
 };
 
 void xsc_runtime_config_init(struct xsc_runtime_config *cfg);

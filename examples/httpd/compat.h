@@ -39,6 +39,7 @@ struct ht_runtime {
 	int threads;	/* kernel threads of the xsc runtime; 0 = default */
 	int entries;	/* syscall entries per kernel thread; 0 = default */
 	int cpu;	/* pin everything to this core; -1 = no pinning */
+	int syscall_cpu; /* core of SQPOLL pollers / syscall threads; -1 = none */
 };
 
 #if defined(HTTPD_NPTL) == defined(HTTPD_XSC)
@@ -171,6 +172,7 @@ static inline int ht_run(int (*fn)(int, char **), int argc, char **argv,
 	if (rt->entries > 0)
 		cfg.npages = (unsigned)(rt->entries + XSC_ENTRIES_PER_PAGE - 1) /
 			     XSC_ENTRIES_PER_PAGE;
+	cfg.syscall_cpu = rt->syscall_cpu;
 	if (rt->cpu >= 0) {
 		cfg.pin = 1;
 		cfg.first_cpu = rt->cpu;

@@ -64,12 +64,12 @@
 
 struct options {
 	const char *root, *bind;
-	int port, backlog, cpu, threads, entries, timeout;
+	int port, backlog, cpu, threads, entries, timeout, syscall_cpu;
 };
 
 static struct options opt = {
 	.root = NULL, .bind = "127.0.0.1", .port = 8080, .backlog = 4096,
-	.cpu = -1, .threads = 0, .entries = 0, .timeout = 60,
+	.cpu = -1, .threads = 0, .entries = 0, .timeout = 60, .syscall_cpu = -1,
 };
 static int root_fd = -1, listen_fd = -1;
 
@@ -370,6 +370,7 @@ static int server_main(int argc, char **argv)
 static const char usage[] =
 	"usage: httpd-" HT_FLAVOR " --root DIR [--port N] [--bind ADDR] [--backlog N]\n"
 	"       [--cpu N] [--threads N] [--entries N] [--timeout SEC]\n"
+	"       [--syscall-cpu N]\n"
 	"  --port 0 picks a free port; the first stdout line names it.\n"
 	"  --threads, --entries: kernel threads and syscall entries of the xsc\n"
 	"  runtime (ignored by the NPTL build).  --cpu pins the process.\n";
@@ -391,6 +392,7 @@ static int parse_args(int argc, char **argv)
 		{ "--port", &opt.port, 0, 65535 }, { "--backlog", &opt.backlog, 1, 1 << 20 },
 		{ "--cpu", &opt.cpu, 0, 4095 }, { "--threads", &opt.threads, 0, 4096 },
 		{ "--entries", &opt.entries, 0, 1 << 20 },
+		{ "--syscall-cpu", &opt.syscall_cpu, 0, 4095 },
 		{ "--timeout", &opt.timeout, 0, 86400 },
 	};
 	for (int i = 1; i < argc; i++) {
@@ -481,5 +483,6 @@ int main(int argc, char **argv)
 	rt.threads = opt.threads;
 	rt.entries = opt.entries;
 	rt.cpu = opt.cpu;
+	rt.syscall_cpu = opt.syscall_cpu;
 	return ht_run(server_main, argc, argv, &rt);
 }

@@ -561,6 +561,7 @@ static int vcpu_init(struct xsc_vcpu *v)
 	cfg.done_cb = on_done;
 	cfg.done_arg = v;
 	cfg.spin_ns = 0;	/* a vcpu sleeps rather than spin */
+	cfg.syscall_cpu = xsc__rt.cfg.syscall_cpu;
 	/* with the worker backend every blocked fiber holds a syscall thread */
 	cfg.max_workers = 256;
 	/* full pages park the posting fiber instead of blocking the vcpu;
@@ -631,6 +632,7 @@ XSC_EXPORT void xsc_runtime_config_init(struct xsc_runtime_config *cfg)
 	cfg->pin = 1;
 	cfg->stack_size = XSC_STACK_DEFAULT_SIZE;
 	cfg->npages = 64;	/* 4096 calls in flight per kernel thread */
+	cfg->syscall_cpu = -1;
 	cfg->batch = 64;
 }
 
