@@ -317,16 +317,12 @@ int xsc_bench_all(int argc, char **argv)
 	struct bench_opts o;
 	struct outcome res[NEXP];
 	char cmd[256];
-	int i = bench_parse(argc, argv, &o, usage), failed = 0, skipped = 0;
+	int rc, failed = 0, skipped = 0;
 	/* bench_parse fills in its default; pass only an explicit --rounds */
 	int rounds = 0;
 
-	if (i < 0)
-		return i == -2 ? 0 : 2;
-	if (i < argc) {
-		fprintf(stderr, "xsc bench all: unexpected argument %s\n%s", argv[i], usage);
-		return 2;
-	}
+	if (!bench_args(argc, argv, &o, usage, &rc))
+		return rc;
 	for (int a = 1; a + 1 < argc; a++)
 		if (!strcmp(argv[a], "--rounds"))
 			rounds = o.rounds;

@@ -41,6 +41,22 @@ int bench_parse(int argc, char **argv, struct bench_opts *o, const char *usage)
 	return i;
 }
 
+bool bench_args(int argc, char **argv, struct bench_opts *o, const char *usage,
+		int *rc)
+{
+	int i = bench_parse(argc, argv, o, usage);
+
+	*rc = i == -2 ? 0 : 2;
+	if (i < 0)
+		return false;
+	if (i < argc) {
+		fprintf(stderr, "xsc bench %s: unexpected argument %s\n%s", argv[0],
+			argv[i], usage);
+		return false;
+	}
+	return true;
+}
+
 int64_t bench_now_ns(void)
 {
 	struct timespec ts;

@@ -19,6 +19,11 @@ struct bench_opts {
  * index of the first other argument (the experiment must accept or reject
  * it), -2 after printing usage for --help, -1 for a bad value. */
 int bench_parse(int argc, char **argv, struct bench_opts *o, const char *usage);
+/* bench_parse for experiments with no options of their own: false means
+ * stop and return *rc (0 after --help, 2 for bad input, with a message
+ * naming argv[0]). */
+bool bench_args(int argc, char **argv, struct bench_opts *o, const char *usage,
+		int *rc);
 
 int64_t bench_now_ns(void);
 /* Serialized TSC read, and TSC ticks per ns measured over `ms`. */

@@ -124,15 +124,10 @@ int xsc_bench_modeswitch(int argc, char **argv)
 	struct bench_opts o;
 	double loop[NPROBE], single[NPROBE];
 	char mit[512];
-	int i = bench_parse(argc, argv, &o, usage);
+	int rc;
 
-	if (i < 0)
-		return i == -2 ? 0 : 2;
-	if (i < argc) {
-		fprintf(stderr, "xsc bench mode-switch: unexpected argument %s\n%s",
-			argv[i], usage);
-		return 2;
-	}
+	if (!bench_args(argc, argv, &o, usage, &rc))
+		return rc;
 	long n = o.quick ? 200000 : 2000000;
 	bench_pin(0);
 	double ghz = bench_tsc_per_ns(o.quick ? 20 : 100);

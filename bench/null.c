@@ -183,16 +183,12 @@ int xsc_bench_null(int argc, char **argv)
 	struct bench_opts o;
 	struct cfgstate cs[NCFG];
 	int ncpu = bench_ncpu(), other = ncpu > 1 ? 1 : 0;
-	int i = bench_parse(argc, argv, &o, usage);
+	int rc;
 	long calls;
 	int64_t t0;
 
-	if (i < 0)
-		return i == -2 ? 0 : 2;
-	if (i < argc) {
-		fprintf(stderr, "xsc bench null: unexpected argument %s\n%s", argv[i], usage);
-		return 2;
-	}
+	if (!bench_args(argc, argv, &o, usage, &rc))
+		return rc;
 	calls = o.quick ? 20000 : 200000;
 	memset(cs, 0, sizeof(cs));
 	bench_pin(0);

@@ -307,15 +307,10 @@ int xsc_bench_readcost(int argc, char **argv)
 	struct xsc *x = NULL;
 	struct io_uring ring;
 	bool have_ring = false, failed = false;
-	int i = bench_parse(argc, argv, &o, usage), ret = 1;
+	int rc, ret = 1;
 
-	if (i < 0)
-		return i == -2 ? 0 : 2;
-	if (i < argc) {
-		fprintf(stderr, "xsc bench read-cost: unexpected argument %s\n%s",
-			argv[i], usage);
-		return 2;
-	}
+	if (!bench_args(argc, argv, &o, usage, &rc))
+		return rc;
 	long n = o.quick ? 2048 : 32768;
 	bench_pin(0);
 	double ghz = bench_tsc_per_ns(o.quick ? 20 : 100);

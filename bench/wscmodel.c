@@ -357,15 +357,10 @@ int xsc_bench_wscmodel(int argc, char **argv)
 	struct io_uring ring;
 	double q[NQ], sb[NB], ub[NB], rb[NB];
 	bool bad = false, have_ring = false;
-	int i = bench_parse(argc, argv, &o, usage), ret = 1;
+	int rc, ret = 1;
 
-	if (i < 0)
-		return i == -2 ? 0 : 2;
-	if (i < argc) {
-		fprintf(stderr, "xsc bench wsc-model: unexpected argument %s\n%s",
-			argv[i], usage);
-		return 2;
-	}
+	if (!bench_args(argc, argv, &o, usage, &rc))
+		return rc;
 	bench_pin(0);
 	double ghz = bench_tsc_per_ns(o.quick ? 20 : 100);
 	xsc_config_init(&cfg);
