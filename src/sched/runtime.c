@@ -234,7 +234,8 @@ XSC_EXPORT int xsc_yield(void)
 
 	if (!v || !v->cur)
 		return sched_yield() ? -errno : 0;
-	v->cur->state = F_READY;	/* requeued by the scheduler */
+	v->cur->state = F_READY;
+	v->yielded = true;	/* requeued by the scheduler */
 	xsc__ctx_switch(&v->cur->ctx, &v->sched);
 	return 0;
 }
@@ -469,11 +470,15 @@ static void after_switch(struct xsc_vcpu *v, struct xsc_fiber *f)
 		xsc__spin_unlock(v->unlock_after);
 		v->unlock_after = NULL;
 	}
+	/* Not f->state: once the lock above is released, another vcpu may
+	 * already have readied a parked f, and pushing it again would run
+	 * it twice. */
 	if (v->dead) {
 		reap_dead(v, v->dead);
 		v->dead = NULL;
-	} else if (f->state == F_READY) {
-		rq_push(v, f);	/* yielded */
+	} else if (v->yielded) {
+		v->yielded = false;
+		rq_push(v, f);
 	}
 }
 

@@ -74,6 +74,7 @@ struct xsc_vcpu {
 	struct xsc_fiber *cur;
 	uint32_t *unlock_after;		/* parking protocol (see above) */
 	struct xsc_fiber *dead;		/* exited fiber to reclaim */
+	bool yielded;			/* the fiber switched out by xsc_yield */
 	/* run queue: other vcpus push and steal, so it has a lock */
 	uint32_t rq_lock;
 	struct xsc_fiber *rq_head, *rq_tail;
