@@ -26,6 +26,8 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,13 +38,20 @@
 
 struct xsc_rt xsc__rt;
 __thread struct xsc_vcpu *xsc__self __attribute__((tls_model("initial-exec")));
+bool xsc__tp;
+void (*xsc__tp_vcpu_start)(struct xsc_vcpu *v);
+void (*xsc__tp_reap)(struct xsc_fiber *f);
 
 /* Read the current vcpu after a switch: a fiber may resume on another
  * kernel thread, and the compiler must not reuse a value read before. */
 static inline struct xsc_vcpu *self(void)
 {
-	__asm__ __volatile__("" ::: "memory");
-	return xsc__self;
+	return xsc__vcpu();
+}
+
+static inline void wrfsbase(uint64_t v)
+{
+	__asm__ __volatile__("wrfsbase %0" :: "r"(v) : "memory");
 }
 
 int64_t xsc__now(void)
@@ -282,6 +291,10 @@ static void reap_dead(struct xsc_vcpu *v, struct xsc_fiber *f)
 	struct xsc_fiber *j;
 	bool detached;
 
+	if (f->fs) {	/* a program's thread (transparent mode) */
+		xsc__tp_reap(f);
+		return;
+	}
 	xsc__stack_put(f->stack);
 	f->stack = NULL;
 	xsc__spin_lock(&f->join_lock);
@@ -462,9 +475,10 @@ static void on_done(void *arg, int id, long ret, uint64_t tag);
 
 static void after_switch(struct xsc_vcpu *v, struct xsc_fiber *f)
 {
-	int *err = &errno;
-
-	f->err = *err;
+	if (!f->fs) {
+		int *err = &errno;
+		f->err = *err;
+	}
 	v->cur = NULL;
 	if (v->unlock_after) {
 		xsc__spin_unlock(v->unlock_after);
@@ -486,11 +500,23 @@ static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 {
 	if (!f->home)
 		f->home = v;	/* it stays here from now on */
-	errno = f->err;
+	if (f->fs) {
+		/* a program's thread: its own TLS, and its own signal mask */
+		if (f->sigmask != v->tp_sigmask) {
+			xsc__sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&f->sigmask,
+				  0, 8, 0, 0);
+			v->tp_sigmask = f->sigmask;
+		}
+		wrfsbase(f->fs);
+	} else {
+		errno = f->err;
+	}
 	f->state = F_RUNNING;
 	v->cur = f;
 	v->switches++;
 	xsc__ctx_switch(&v->sched, &f->ctx);
+	if (f->fs)
+		wrfsbase(v->tp_fs);
 	after_switch(v, f);
 }
 
@@ -605,6 +631,8 @@ static void *vcpu_thread(void *arg)
 	struct xsc_vcpu *v = arg;
 	int ret = vcpu_init(v);
 
+	if (ret == 0 && xsc__tp_vcpu_start)
+		xsc__tp_vcpu_start(v);
 	atomic_store(&v->inited, ret < 0 ? ret : 1);
 	if (ret < 0)
 		return NULL;
@@ -723,4 +751,46 @@ out_free:
 		xsc__rt.v = NULL;
 	}
 	return ret;
+}
+
+/* ---- transparent mode ---------------------------------------------------------- */
+
+int xsc__rt_start(const struct xsc_runtime_config *cfg)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int n;
+
+	if (xsc__rt.v)
+		return -EBUSY;
+	apply_config(cfg);
+	n = (int)xsc__rt.cfg.nthreads;
+	xsc__rt.v = aligned_alloc(64, sizeof(struct xsc_vcpu) * (size_t)n);
+	if (!xsc__rt.v)
+		return -ENOMEM;
+	memset(xsc__rt.v, 0, sizeof(struct xsc_vcpu) * (size_t)n);
+	xsc__rt.n = n;
+	for (int i = 0; i < n; i++) {
+		xsc__rt.v[i].id = i;
+		xsc__rt.v[i].cpu = (int)((xsc__rt.cfg.first_cpu + i) % (ncpu > 0 ? ncpu : 1));
+	}
+	for (int i = 0; i < n; i++) {
+		int ret = -pthread_create(&xsc__rt.v[i].th, NULL, vcpu_thread, &xsc__rt.v[i]);
+		if (ret)
+			return ret;	/* the caller runs the program natively */
+		while (!atomic_load(&xsc__rt.v[i].inited))
+			sched_yield();
+		if (atomic_load(&xsc__rt.v[i].inited) < 0)
+			return atomic_load(&xsc__rt.v[i].inited);
+	}
+	return 0;
+}
+
+void xsc__rt_adopt(struct xsc_fiber *f)
+{
+	struct xsc_vcpu *v = place(), *me = self();
+
+	f->state = F_READY;
+	rq_push(v, f);
+	if (v != me)
+		xsc__kick(v->x);
 }

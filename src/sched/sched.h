@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "fiber/ctx.h"
 #include "xsc.h"
@@ -59,6 +60,18 @@ struct xsc_fiber {
 	void *timed_q;			/* the queue a timed wait sits on */
 	uint32_t *timed_lock;
 	void *keys[XSC_MAX_KEYS];
+	/* transparent mode (src/tp): a thread of an unmodified program */
+	uint64_t fs;			/* its thread pointer (0: not such a fiber) */
+	uint64_t sigmask;		/* its signal mask */
+	int vtid;			/* its thread id as the program sees it */
+	uint32_t *ctid;			/* CLONE_CHILD_CLEARTID word */
+	void *robust;			/* set_robust_list head (kept, not walked) */
+	size_t robust_len;
+	void *tp_regs;			/* registers a cloned thread starts with */
+	struct xsc_fiber *tp_link;	/* thread id table chain */
+	/* futex waits (futex.c) */
+	const uint32_t *fx_addr;
+	uint32_t fx_bits;
 };
 
 struct xsc_timer {
@@ -67,6 +80,15 @@ struct xsc_timer {
 };
 
 struct xsc_vcpu {
+	/* transparent mode; tp_ret must stay first (read as %gs:0 by the
+	 * native re-execution stub in src/tp/tp_x86_64.S) */
+	uint64_t tp_ret;		/* where the stub returns to */
+	volatile unsigned char tp_sel;	/* syscall user dispatch selector */
+	int tp_in_handler;		/* inside a program's signal handler */
+	uint64_t tp_fs;			/* this kernel thread's own thread pointer */
+	uint64_t tp_sigmask;		/* the kernel thread's current mask */
+	int tp_ktid;			/* this kernel thread's real id */
+	uint64_t tp_ntrap, tp_nfast;	/* calls seen through SIGSYS / by symbol */
 	int id, cpu;
 	pthread_t th;
 	struct xsc *x;			/* this vcpu's syscall pages */
@@ -102,10 +124,38 @@ struct xsc_rt {
 extern struct xsc_rt xsc__rt;
 extern __thread struct xsc_vcpu *xsc__self;	/* NULL outside a vcpu */
 
+/* Transparent mode (src/tp): fibers run with the program's own thread
+ * pointers, so libc's TLS (and ours) follows the fiber, not the kernel
+ * thread.  The vcpu is then found through the GS base, which every vcpu
+ * thread sets to its struct xsc_vcpu and nothing else in user space uses
+ * on x86-64 Linux. */
+extern bool xsc__tp;
+/* hooks set by the transparent layer */
+extern void (*xsc__tp_vcpu_start)(struct xsc_vcpu *v);
+extern void (*xsc__tp_reap)(struct xsc_fiber *f);
+
+static inline struct xsc_vcpu *xsc__vcpu(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+	if (__builtin_expect(xsc__tp, 0)) {
+		uint64_t g;
+		__asm__ __volatile__("rdgsbase %0" : "=r"(g) :: "memory");
+		return (struct xsc_vcpu *)(uintptr_t)g;
+	}
+	return xsc__self;
+}
+
 static inline struct xsc_fiber *xsc__cur(void)
 {
-	return xsc__self ? xsc__self->cur : NULL;
+	struct xsc_vcpu *v = xsc__vcpu();
+	return v ? v->cur : NULL;
 }
+
+/* Starts the vcpus on threads of their own (the caller is not one) and
+ * returns once all of them run; transparent mode. */
+int xsc__rt_start(const struct xsc_runtime_config *cfg);
+/* Places a fiber created outside xsc_thread_create on a run queue. */
+void xsc__rt_adopt(struct xsc_fiber *f);
 
 void xsc__spin_lock(uint32_t *l);
 void xsc__spin_unlock(uint32_t *l);
@@ -131,4 +181,18 @@ void xsc__wq_push(void *q, struct xsc_fiber *f);
 struct xsc_fiber *xsc__wq_pop(void *q);
 bool xsc__wq_remove(void *q, struct xsc_fiber *f);
 
+/* Emulated futexes (futex.c): the fiber parks, the kernel thread goes on.
+ * abs_mono: absolute CLOCK_MONOTONIC deadline or NULL. */
+long xsc__futex_wait(const uint32_t *uaddr, uint32_t val,
+		     const struct timespec *abs_mono, uint32_t bits);
+long xsc__futex_wake(const uint32_t *uaddr, int n, uint32_t bits);
+long xsc__futex_requeue(const uint32_t *uaddr, int nwake, int nmove,
+			const uint32_t *uaddr2, const uint32_t *cmpval);
+/* Timed waits shared by condition variables and futexes (sync.c). */
+struct xsc_timed;
+int xsc__timed_arm(xsc_cond_t *c, const struct timespec *abs_mono,
+		   struct xsc_timed **out);
+int xsc__timed_park(struct xsc_timed *t);	/* c->lock held, f queued */
+void xsc__timed_disarm(struct xsc_timed *t);	/* never parked */
+bool xsc__claim(struct xsc_fiber *f);
 #endif

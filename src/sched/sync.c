@@ -104,7 +104,7 @@ XSC_EXPORT int xsc_mutex_unlock(xsc_mutex_t *m)
 
 /* ---- condition variables ---------------------------------------------------- */
 
-struct timed {
+struct xsc_timed {
 	_Atomic int state;	/* 0 waiting, 1 signaled, 2 timed out */
 	_Atomic int refs;	/* the waiting fiber and the timer entry */
 	bool fired;		/* the timer entry completed (vcpu v only) */
@@ -127,9 +127,9 @@ XSC_EXPORT int xsc_cond_destroy(xsc_cond_t *c)
 }
 
 /* Claims f's wait for a signal; false if its timer already did. */
-static bool claim(struct xsc_fiber *f)
+bool xsc__claim(struct xsc_fiber *f)
 {
-	struct timed *t = f->timed_q;
+	struct xsc_timed *t = f->timed_q;
 	int z = 0;
 
 	if (t && !atomic_compare_exchange_strong(&t->state, &z, 1))
@@ -144,7 +144,7 @@ static int wake(xsc_cond_t *c, bool all)
 
 	xsc__spin_lock(&c->lock);
 	while ((f = xsc__wq_pop(&c->head)) != NULL) {
-		if (!claim(f))
+		if (!xsc__claim(f))
 			continue;	/* timed out; its timer readies it */
 		f->rnext = list;	/* rnext is free while parked */
 		list = f;
@@ -186,7 +186,7 @@ XSC_EXPORT int xsc_cond_wait(xsc_cond_t *c, xsc_mutex_t *m)
 /* Completion of a timed wait's clock_nanosleep (vcpu scheduler context). */
 void xsc__timed_done(void *rec)
 {
-	struct timed *t = rec;
+	struct xsc_timed *t = rec;
 	int z = 0;
 
 	t->fired = true;
@@ -201,18 +201,18 @@ void xsc__timed_done(void *rec)
 		free(t);
 }
 
-XSC_EXPORT int xsc_cond_timedwait(xsc_cond_t *c, xsc_mutex_t *m,
-				  const struct timespec *abstime)
+/* Posts the timer of a timed wait on c for the running fiber.  May park
+ * while the syscall pages are full, so call it before taking c->lock. */
+int xsc__timed_arm(xsc_cond_t *c, const struct timespec *abs_mono,
+		   struct xsc_timed **out)
 {
 	struct xsc_fiber *f = xsc__cur();
-	struct xsc_vcpu *v = xsc__self;
-	struct timed *t;
+	struct xsc_timed *t;
 	long a[6] = { CLOCK_MONOTONIC, TIMER_ABSTIME, 0, 0, 0, 0 };
-	int ret;
 
 	if (!f)
 		return -EPERM;
-	if (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000)
+	if (abs_mono->tv_nsec < 0 || abs_mono->tv_nsec >= 1000000000)
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -220,31 +220,76 @@ XSC_EXPORT int xsc_cond_timedwait(xsc_cond_t *c, xsc_mutex_t *m,
 	atomic_init(&t->refs, 2);
 	t->f = f;
 	t->c = c;
-	t->when = *abstime;
-	t->v = v;
+	t->when = *abs_mono;
 	a[2] = (long)&t->when;
 	/* tag: the record with bit 0 set, told apart from fibers in on_done */
 	t->id = xsc__post_fiber(SYS_clock_nanosleep, a, (uint64_t)(uintptr_t)t | 1);
-	t->v = v = xsc__self;	/* the post may have waited and moved us */
+	t->v = xsc__vcpu();	/* the post may have waited for an entry */
 	if (t->id < 0) {
-		ret = t->id;
+		int ret = t->id;
 		free(t);
 		return ret;
 	}
 	f->timed_q = t;
 	atomic_store(&f->wake, 0);
-	xsc__spin_lock(&c->lock);
-	xsc__wq_push(&c->head, f);
-	xsc_mutex_unlock(m);
-	xsc__park(&c->lock);
+	*out = t;
+	return 0;
+}
+
+static void timed_put(struct xsc_timed *t)
+{
+	if (atomic_fetch_sub(&t->refs, 1) == 1)
+		free(t);
+}
+
+/* c->lock is held and the fiber is on c's queue: park until a wake-up or
+ * the deadline.  0 or -ETIMEDOUT. */
+int xsc__timed_park(struct xsc_timed *t)
+{
+	struct xsc_fiber *f = t->f;
+	int ret;
+
+	xsc__park(&t->c->lock);
 	ret = atomic_load(&f->wake) == 2 ? -ETIMEDOUT : 0;
 	/* On t's vcpu its completion cannot run under us: if it has not
 	 * fired, the entry is still ours to cancel, freeing it sooner. */
-	if (ret == 0 && xsc__self == t->v && !t->fired)
+	if (ret == 0 && xsc__vcpu() == t->v && !t->fired)
 		xsc_cancel(t->v->x, t->id);
 	f->timed_q = NULL;
-	if (atomic_fetch_sub(&t->refs, 1) == 1)
-		free(t);
+	timed_put(t);
+	return ret;
+}
+
+/* The fiber armed a timer but did not park after all.  No switch happened
+ * since xsc__timed_arm, so the completion has not run and the claim
+ * succeeds; the completion then only drops its reference. */
+void xsc__timed_disarm(struct xsc_timed *t)
+{
+	int z = 0;
+
+	atomic_compare_exchange_strong(&t->state, &z, 1);
+	if (xsc__vcpu() == t->v && !t->fired)
+		xsc_cancel(t->v->x, t->id);
+	t->f->timed_q = NULL;
+	timed_put(t);
+}
+
+XSC_EXPORT int xsc_cond_timedwait(xsc_cond_t *c, xsc_mutex_t *m,
+				  const struct timespec *abstime)
+{
+	struct xsc_fiber *f = xsc__cur();
+	struct xsc_timed *t;
+	int ret;
+
+	if (!f)
+		return -EPERM;
+	ret = xsc__timed_arm(c, abstime, &t);
+	if (ret < 0)
+		return ret;
+	xsc__spin_lock(&c->lock);
+	xsc__wq_push(&c->head, f);
+	xsc_mutex_unlock(m);
+	ret = xsc__timed_park(t);
 	xsc_mutex_lock(m);
 	return ret;
 }

@@ -55,7 +55,7 @@ static long outside(long nr, const long *a)
 
 static long fiber_call(long nr, const long *a)
 {
-	struct xsc_vcpu *v = xsc__self;
+	struct xsc_vcpu *v = xsc__vcpu();
 	struct xsc_fiber *f = v ? v->cur : NULL;
 	int id;
 
@@ -75,7 +75,7 @@ static long fiber_call(long nr, const long *a)
 int xsc__post_fiber(long nr, const long *a, uint64_t tag)
 {
 	for (;;) {
-		struct xsc_vcpu *v = xsc__self;	/* may change after a park */
+		struct xsc_vcpu *v = xsc__vcpu();	/* may change after a park */
 		int id = xsc_post_args(v->x, nr, a, tag);
 		if (id != -EAGAIN)
 			return id;

@@ -1,0 +1,843 @@
+/*
+ * tp.c - transparent mode: unmodified pthread programs on xsc threads.
+ *
+ * libxsc-preload.so (LD_PRELOAD, or `xsc run -- prog`) takes over at
+ * __libc_start_main: it starts one vcpu per core, turns the main thread's
+ * execution into a fiber and parks the original kernel thread.  From then
+ * on the program's threads are fibers.
+ *
+ * Interception works at the system call level, below libc, so calls libc
+ * makes internally (stdio, malloc's and pthread's futexes, the clone3 of
+ * pthread_create) are seen as well as the program's own:
+ *   - syscall user dispatch (Linux 5.11+, PR_SET_SYSCALL_USER_DISPATCH):
+ *     on each vcpu, while a fiber runs program code the selector byte says
+ *     BLOCK and every system call outside this library's text raises
+ *     SIGSYS; the handler executes it (below) and returns its result in
+ *     rax.  Runtime code runs with the selector at ALLOW.
+ *   - the hot libc wrappers (read, write, accept4, ...: wrap.c) are also
+ *     interposed by symbol, which skips the ~2 us signal round trip.
+ * Both paths end in xsc__tp_call().
+ *
+ * Per-fiber identity: glibc's own pthread_create runs unchanged (its stack,
+ * its TLS block, its struct pthread) up to the clone3 system call, which is
+ * emulated: instead of a kernel thread, a fiber that starts with the
+ * parent's registers, rax = 0, the new stack, and the new thread pointer,
+ * loaded with wrfsbase whenever the fiber runs (FSGSBASE).  So __thread
+ * variables, errno, stdio's lock owners and malloc's arenas are per
+ * thread exactly as natively.  The vcpu itself is found through the GS
+ * base.  Thread ids are virtual (gettid, CLONE_PARENT_SETTID) and the
+ * CLONE_CHILD_CLEARTID word is cleared and woken when a fiber is gone from
+ * its stack, which is what pthread_join and glibc's stack cache wait for.
+ *
+ * Futexes are emulated in user space (sched/futex.c): a waiting fiber
+ * parks and its vcpu runs others.
+ *
+ * Calls that cannot be asynchronous: fork runs natively and the child
+ * continues without the runtime (syscall user dispatch is not inherited);
+ * vfork and process clones with a new stack re-execute at the program's
+ * own call site (xsc__tp_native_stub); execve switches dispatch off first.
+ * Signals: handlers are wrapped so they run with the selector at ALLOW
+ * (their calls run directly: no fiber switch inside a handler); SIGSYS is
+ * never blocked; each fiber has its own signal mask.  See
+ * docs/transparent.md for the full list and the limits.
+ */
+#include "tp.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/ucontext.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef PR_SET_SYSCALL_USER_DISPATCH
+#define PR_SET_SYSCALL_USER_DISPATCH 59
+#define PR_SYS_DISPATCH_OFF 0
+#define PR_SYS_DISPATCH_ON 1
+#endif
+#ifndef HWCAP2_FSGSBASE
+#define HWCAP2_FSGSBASE (1 << 1)
+#endif
+#ifndef CLONE_CLEAR_SIGHAND
+#define CLONE_CLEAR_SIGHAND 0x100000000ULL
+#endif
+#define ARCH_SET_GS 0x1001
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000
+#endif
+#define RSEQ_SIG 0x53053053
+#define KEEP_REGS LONG_MIN	/* dispatch result: registers already set */
+#define SIGBIT(s) (1ULL << ((s) - 1))
+#define SIGCANCEL 32		/* glibc's internal cancellation signal */
+
+void xsc__tp_resume(const greg_t *g) __attribute__((noreturn));
+void xsc__tp_native_stub(void);
+void xsc__tp_restorer(void);
+
+struct kact {		/* the kernel's struct sigaction */
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
+
+struct clone_args_k {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal;
+	uint64_t stack, stack_size, tls, set_tid, set_tid_size, cgroup;
+};
+
+#define NTID 1024
+
+static struct {
+	int (*main)(int, char **, char **);
+	uintptr_t text_lo, text_hi;
+	_Atomic int next_vtid;
+	_Atomic long nthreads;		/* fibers created by clone */
+	uint32_t lock;			/* act[] and the tid table */
+	struct kact act[65];		/* handlers as the program sees them */
+	struct xsc_fiber *tids[NTID];
+	unsigned char affinity[128];	/* the process's mask at start */
+	long affinity_len;
+	bool verbose;
+	_Atomic int warned_sigsys, warned_clone, warned_futex, warned_affinity;
+} tp;
+
+/* ---- small helpers ----------------------------------------------------------- */
+
+static inline uint64_t rdfsbase(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("rdfsbase %0" : "=r"(v));
+	return v;
+}
+
+static void say(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 1)
+		n = sizeof(buf) - 1;
+	if (n > 0)
+		xsc__sys3(SYS_write, 2, buf, n);
+}
+
+static void warn_once(_Atomic int *flag, const char *msg)
+{
+	if (!atomic_exchange(flag, 1))
+		say("xsc run: %s\n", msg);
+}
+
+static struct xsc_fiber *cur_fiber(void)
+{
+	struct xsc_vcpu *v = xsc__tp_vcpu();
+	return v ? v->cur : NULL;
+}
+
+static void tid_add(struct xsc_fiber *f)
+{
+	struct xsc_fiber **h = &tp.tids[(unsigned)f->vtid % NTID];
+
+	xsc__spin_lock(&tp.lock);
+	f->tp_link = *h;
+	*h = f;
+	xsc__spin_unlock(&tp.lock);
+}
+
+static void tid_del(struct xsc_fiber *f)
+{
+	xsc__spin_lock(&tp.lock);
+	for (struct xsc_fiber **p = &tp.tids[(unsigned)f->vtid % NTID]; *p;
+	     p = &(*p)->tp_link) {
+		if (*p == f) {
+			*p = f->tp_link;
+			break;
+		}
+	}
+	xsc__spin_unlock(&tp.lock);
+}
+
+/* The real kernel thread a signal for virtual thread `vtid` goes to, or 0
+ * when vtid names no fiber (then it is a real thread id). */
+static int tid_host(int vtid)
+{
+	int host = 0;
+
+	xsc__spin_lock(&tp.lock);
+	for (struct xsc_fiber *f = tp.tids[(unsigned)vtid % NTID]; f; f = f->tp_link) {
+		if (f->vtid == vtid) {
+			struct xsc_vcpu *v = f->home ? f->home : &xsc__rt.v[0];
+			host = v->tp_ktid;
+			break;
+		}
+	}
+	xsc__spin_unlock(&tp.lock);
+	return host;
+}
+
+/* ---- threads: clone, exit ----------------------------------------------------- */
+
+static void child_entry(void *arg)
+{
+	struct xsc_fiber *f = arg;
+
+	xsc__tp_vcpu()->tp_sel = TP_SEL_BLOCK;
+	xsc__tp_resume(f->tp_regs);
+}
+
+#define THREAD_FLAGS (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | \
+		      CLONE_THREAD | CLONE_SYSVSEM)
+#define THREAD_OK (THREAD_FLAGS | CLONE_SETTLS | CLONE_PARENT_SETTID | \
+		   CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID | CLONE_DETACHED)
+
+/* A new thread of the program becomes a fiber (see the top of the file). */
+static long spawn(uint64_t flags, uint64_t sp, int *ptid, int *ctid,
+		  uint64_t tls, ucontext_t *uc)
+{
+	struct xsc_fiber *f;
+	greg_t *g;
+	size_t room;
+	int ret;
+
+	if ((flags & THREAD_FLAGS) != THREAD_FLAGS || (flags & ~(uint64_t)THREAD_OK) || !sp) {
+		warn_once(&tp.warned_clone, "a thread was created with clone flags "
+			  "xsc threads do not support; the call fails with EINVAL");
+		return -EINVAL;
+	}
+	f = calloc(1, sizeof(*f) + sizeof(gregset_t));
+	if (!f)
+		return -EAGAIN;
+	g = (greg_t *)(f + 1);
+	memcpy(g, uc->uc_mcontext.gregs, sizeof(gregset_t));
+	g[REG_RSP] = (greg_t)sp;
+	g[REG_RAX] = 0;
+	f->tp_regs = g;
+	f->fs = flags & CLONE_SETTLS ? tls : cur_fiber()->fs;
+	f->sigmask = *(uint64_t *)&uc->uc_sigmask & ~SIGBIT(SIGSYS);
+	f->vtid = atomic_fetch_add(&tp.next_vtid, 1);
+	if (flags & CLONE_CHILD_CLEARTID)
+		f->ctid = (uint32_t *)ctid;
+	if (flags & CLONE_PARENT_SETTID)
+		*ptid = f->vtid;
+	if (flags & CLONE_CHILD_SETTID)
+		*ctid = f->vtid;
+	/* The fiber's first frames go on its own stack, well below the
+	 * top the thread will start from. */
+	room = 8192;
+	ret = xsc__ctx_make(&f->ctx, (char *)(uintptr_t)sp - room - 512, room,
+			    child_entry, f, NULL);
+	if (ret < 0) {
+		free(f);
+		return ret;
+	}
+	tid_add(f);
+	atomic_fetch_add(&tp.nthreads, 1);
+	xsc__rt_adopt(f);
+	return f->vtid;
+}
+
+/* The fiber is off its stack (scheduler context): now the stack may be
+ * reused, so clear the tid word and wake pthread_join. */
+static void reap(struct xsc_fiber *f)
+{
+	tid_del(f);
+	if (f->ctid) {
+		__atomic_store_n(f->ctid, 0, __ATOMIC_RELEASE);
+		xsc__futex_wake(f->ctid, INT_MAX, ~0u);
+	}
+	free(f);
+}
+
+static void __attribute__((noreturn)) thread_exit(void)
+{
+	struct xsc_vcpu *v = xsc__tp_vcpu();
+	struct xsc_fiber *f = v->cur;
+
+	v->dead = f;
+	xsc__ctx_exit(&f->ctx, &v->sched);
+	abort();
+}
+
+/* fork, vfork, clone of a process. */
+static long fork_like(long nr, const long *a, ucontext_t *uc)
+{
+	struct xsc_vcpu *v = xsc__tp_vcpu();
+	uint64_t flags = 0, stack = 0;
+	long r;
+
+	if (nr == SYS_vfork) {
+		flags = CLONE_VM | CLONE_VFORK;
+	} else if (nr == SYS_clone) {
+		flags = (uint64_t)a[0];
+		stack = (uint64_t)a[1];
+	} else if (nr == SYS_clone3) {
+		const struct clone_args_k *ca = (const void *)a[0];
+		flags = ca->flags;
+		stack = ca->stack;
+	}
+	if ((flags & CLONE_VM) || stack) {
+		/* the child starts at the program's call site on its own
+		 * stack: re-execute the call there, from our text */
+		v->tp_ret = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)xsc__tp_native_stub;
+		uc->uc_mcontext.gregs[REG_RAX] = nr;
+		return KEEP_REGS;
+	}
+	r = xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (r == 0) {
+		/* the child: one thread, no dispatch; it continues natively */
+		xsc__tp = false;
+		xsc__sys2(SYS_arch_prctl, ARCH_SET_GS, 0);
+	}
+	return r;
+}
+
+static long exec_(long nr, const long *a)
+{
+	long r;
+
+	/* dispatch would otherwise follow into the new image */
+	xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0, 0);
+	r = xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
+		  (long)tp.text_lo, (long)(tp.text_hi - tp.text_lo),
+		  (long)&xsc__tp_vcpu()->tp_sel, 0);
+	return r;
+}
+
+/* ---- futex ---------------------------------------------------------------------- */
+
+static int to_mono(const struct timespec *ts, bool absolute, bool realtime,
+		   struct timespec *out)
+{
+	struct timespec now;
+	int64_t ns;
+
+	if (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000)
+		return -EINVAL;
+	ns = ts->tv_sec * 1000000000LL + ts->tv_nsec;
+	if (absolute && realtime) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		ns -= now.tv_sec * 1000000000LL + now.tv_nsec;
+		absolute = false;
+	}
+	if (!absolute)
+		ns += xsc__now();
+	out->tv_sec = ns / 1000000000LL;
+	out->tv_nsec = ns % 1000000000LL;
+	if (out->tv_sec < 0)
+		*out = (struct timespec){ 0, 0 };
+	return 0;
+}
+
+static long futex(const long *a)
+{
+	uint32_t *u = (uint32_t *)a[0];
+	int op = (int)a[1], cmd = op & FUTEX_CMD_MASK;
+	bool rt = op & FUTEX_CLOCK_REALTIME;
+	const struct timespec *ts = (const void *)a[3];
+	struct timespec abs;
+	uint32_t val3 = (uint32_t)a[5];
+	int ret;
+
+	switch (cmd) {
+	case FUTEX_WAIT:
+	case FUTEX_WAIT_BITSET:
+		if (ts) {
+			ret = to_mono(ts, cmd == FUTEX_WAIT_BITSET, rt, &abs);
+			if (ret < 0)
+				return ret;
+		}
+		return xsc__futex_wait(u, (uint32_t)a[2], ts ? &abs : NULL,
+				       cmd == FUTEX_WAIT ? ~0u : val3);
+	case FUTEX_WAKE:
+		return xsc__futex_wake(u, (int)a[2], ~0u);
+	case FUTEX_WAKE_BITSET:
+		return xsc__futex_wake(u, (int)a[2], val3);
+	case FUTEX_REQUEUE:
+		return xsc__futex_requeue(u, (int)a[2], (int)a[3], (uint32_t *)a[4], NULL);
+	case FUTEX_CMP_REQUEUE:
+		return xsc__futex_requeue(u, (int)a[2], (int)a[3], (uint32_t *)a[4], &val3);
+	default:
+		warn_once(&tp.warned_futex, "futex operation not emulated "
+			  "(PI, WAKE_OP, waitv): the call fails with ENOSYS");
+		return -ENOSYS;
+	}
+}
+
+/* ---- signals -------------------------------------------------------------------- */
+
+/* Every handler the program installs runs through here: with the
+ * selector at ALLOW, so its calls run directly and never switch fibers. */
+static void sig_tramp(int sig, siginfo_t *si, void *uc)
+{
+	struct xsc_vcpu *v = xsc__tp ? xsc__tp_vcpu() : NULL;
+	struct kact *k = &tp.act[sig];
+	void *h = k->handler;
+	unsigned long flags = k->flags;
+	unsigned char sel = 0;
+
+	if (flags & SA_RESETHAND)
+		k->handler = SIG_DFL;
+	if (v) {
+		sel = v->tp_sel;
+		v->tp_sel = TP_SEL_ALLOW;
+		v->tp_in_handler++;
+	}
+	if (h != SIG_DFL && h != SIG_IGN) {
+		if (flags & SA_SIGINFO)
+			((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
+		else
+			((void (*)(int))h)(sig);
+	}
+	if (v) {
+		v->tp_in_handler--;
+		v->tp_sel = sel;
+	}
+}
+
+static long install(int sig, const struct kact *p)
+{
+	struct kact k = *p;
+
+	if (k.handler != SIG_DFL && k.handler != SIG_IGN) {
+		k.handler = (void *)sig_tramp;
+		k.flags |= SA_SIGINFO;
+	}
+	k.flags |= SA_RESTORER;
+	k.restorer = (void *)xsc__tp_restorer;
+	k.mask &= ~SIGBIT(SIGSYS);
+	return xsc__sys4(SYS_rt_sigaction, sig, &k, 0, 8);
+}
+
+static long sigaction_(const long *a)
+{
+	int sig = (int)a[0];
+	const struct kact *act = (const void *)a[1];
+	struct kact *old = (void *)a[2], prev;
+	long r = 0;
+
+	if (a[3] != 8)
+		return -EINVAL;
+	if (sig < 1 || sig > 64)
+		return -EINVAL;
+	if (sig == SIGKILL || sig == SIGSTOP)
+		return act ? -EINVAL : (old ? (*old = tp.act[sig], 0) : 0);
+	xsc__spin_lock(&tp.lock);
+	prev = tp.act[sig];
+	if (act) {
+		if (sig == SIGSYS)
+			warn_once(&tp.warned_sigsys, "the program's SIGSYS handler is "
+				  "recorded but not installed (interception uses SIGSYS)");
+		else
+			r = install(sig, act);
+		if (r == 0)
+			tp.act[sig] = *act;
+	}
+	xsc__spin_unlock(&tp.lock);
+	if (r == 0 && old)
+		*old = prev;
+	return r;
+}
+
+static long sigprocmask_(const long *a, ucontext_t *uc)
+{
+	struct xsc_vcpu *v = xsc__tp_vcpu();
+	uint64_t *m = (uint64_t *)&uc->uc_sigmask, cur = *m, nm = cur;
+	const uint64_t *set = (const void *)a[1];
+	uint64_t *old = (void *)a[2];
+
+	if (a[3] != 8)
+		return -EINVAL;
+	if (set) {
+		switch (a[0]) {
+		case SIG_BLOCK: nm = cur | *set; break;
+		case SIG_UNBLOCK: nm = cur & ~*set; break;
+		case SIG_SETMASK: nm = *set; break;
+		default: return -EINVAL;
+		}
+	}
+	if (old)
+		*old = cur;
+	nm &= ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+	if (nm != cur) {
+		/* in force now and after the handler's sigreturn */
+		*m = nm;
+		v->cur->sigmask = nm;
+		v->tp_sigmask = nm;
+		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &nm, 0, 8);
+	}
+	return 0;
+}
+
+static long kill_(long nr, const long *a)
+{
+	int tid = (int)(nr == SYS_tgkill ? a[1] : a[0]);
+	int sig = (int)(nr == SYS_tgkill ? a[2] : a[1]);
+	struct xsc_fiber *f = cur_fiber();
+	int host;
+
+	if (f && tid == f->vtid)
+		host = xsc__tp_vcpu()->tp_ktid;	/* delivered before we return */
+	else if ((host = tid_host(tid)) == 0)
+		return xsc__sys6(nr, a[0], a[1], a[2], 0, 0, 0);
+	else if (sig == SIGCANCEL)
+		return 0;	/* glibc set the cancel bit; see docs/transparent.md */
+	return xsc__sys3(SYS_tgkill, getpid(), host, sig);
+}
+
+/* ---- dispatch ------------------------------------------------------------------- */
+
+static bool zero_timeout(long nr, const long *a)
+{
+	switch (nr) {
+	case SYS_poll:
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+		return a[2 + (nr != SYS_poll)] == 0;
+	case SYS_ppoll:
+		return a[2] && ((const struct timespec *)a[2])->tv_sec == 0 &&
+		       ((const struct timespec *)a[2])->tv_nsec == 0;
+	case SYS_select:
+		return a[4] && ((const struct timeval *)a[4])->tv_sec == 0 &&
+		       ((const struct timeval *)a[4])->tv_usec == 0;
+	default:
+		return false;
+	}
+}
+
+static long dispatch(long nr, const long *a, ucontext_t *uc)
+{
+	struct xsc_fiber *f = cur_fiber();
+
+	switch (nr) {
+	case SYS_futex:
+		return futex(a);
+	case SYS_clone3: {
+		const struct clone_args_k *ca = (const void *)a[0];
+		if (!uc)
+			break;
+		if (!(ca->flags & CLONE_THREAD))
+			return fork_like(nr, a, uc);
+		return spawn(ca->flags, ca->stack + ca->stack_size,
+			     (int *)ca->parent_tid, (int *)ca->child_tid, ca->tls, uc);
+	}
+	case SYS_clone:
+		if (!uc)
+			break;
+		if (!(a[0] & CLONE_THREAD))
+			return fork_like(nr, a, uc);
+		return spawn((uint64_t)a[0], (uint64_t)a[1], (int *)a[2], (int *)a[3],
+			     (uint64_t)a[4], uc);
+	case SYS_fork:
+	case SYS_vfork:
+		if (!uc)
+			break;
+		return fork_like(nr, a, uc);
+	case SYS_execve:
+	case SYS_execveat:
+		return exec_(nr, a);
+	case SYS_exit:
+		thread_exit();
+	case SYS_gettid:
+		return f->vtid;
+	case SYS_set_tid_address:
+		f->ctid = (uint32_t *)a[0];
+		return f->vtid;
+	case SYS_set_robust_list:
+		f->robust = (void *)a[0];
+		f->robust_len = (size_t)a[1];
+		return 0;
+	case SYS_get_robust_list:
+		if (a[0] && a[0] != f->vtid)
+			return -EPERM;
+		*(void **)a[1] = f->robust;
+		*(size_t *)a[2] = f->robust_len;
+		return 0;
+	case SYS_rseq:
+		/* a fiber has no kernel thread of its own to register: say
+		 * yes (glibc 2.36 aborts a thread on failure) and leave the
+		 * cpu id unknown, so sched_getcpu() asks the kernel */
+		if (a[0] && !(a[2] & 1))
+			((volatile int32_t *)a[0])[1] = -2;
+		return 0;
+	case SYS_rt_sigprocmask:
+		if (uc)
+			return sigprocmask_(a, uc);
+		break;
+	case SYS_rt_sigaction:
+		return sigaction_(a);
+	case SYS_tgkill:
+	case SYS_tkill:
+		return kill_(nr, a);
+	case SYS_sched_yield:
+		xsc_yield();
+		return 0;
+	case SYS_sched_getaffinity:
+		if (a[0] && a[0] != f->vtid)
+			break;
+		if ((unsigned long)a[1] < (unsigned long)tp.affinity_len)
+			return -EINVAL;
+		memcpy((void *)a[2], tp.affinity, (size_t)tp.affinity_len);
+		return tp.affinity_len;
+	case SYS_sched_setaffinity:
+		if (a[0] && a[0] != f->vtid && !tid_host((int)a[0]))
+			break;
+		warn_once(&tp.warned_affinity, "thread affinity is ignored "
+			  "(threads are fibers; vcpus are pinned)");
+		return 0;
+	case SYS_fcntl:
+		if (a[1] == F_SETLKW || a[1] == F_OFD_SETLKW)
+			return xsc_syscall(nr, a[0], a[1], a[2], 0, 0, 0);
+		break;
+	case SYS_ioctl:
+		break;
+	default:
+		if (zero_timeout(nr, a))
+			break;
+		if (nr >= 0 && nr < XSC_NR_MAX)
+			return xsc_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		break;
+	}
+	return xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+long xsc__tp_call(long nr, const long *a)
+{
+	return dispatch(nr, a, NULL);
+}
+
+static void on_sigsys(int sig, siginfo_t *si, void *uc_)
+{
+	ucontext_t *uc = uc_;
+	greg_t *g = uc->uc_mcontext.gregs;
+	struct xsc_vcpu *v = xsc__tp ? xsc__tp_vcpu() : NULL;
+	int *errp = &errno, saved = *errp;
+	long a[6] = { g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9] };
+	long nr = si->si_syscall, r;
+
+	(void)sig;
+	if (!v || !v->cur) {	/* not a fiber: cannot happen, but be exact */
+		if (v)
+			v->tp_sel = TP_SEL_ALLOW;
+		g[REG_RAX] = xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		return;
+	}
+	v->tp_sel = TP_SEL_ALLOW;
+	v->tp_ntrap++;
+	r = dispatch(nr, a, uc);
+	if (r != KEEP_REGS)
+		g[REG_RAX] = r;
+	*errp = saved;
+	if (xsc__tp)	/* false in a forked child */
+		xsc__tp_vcpu()->tp_sel = TP_SEL_BLOCK;
+}
+
+/* ---- start-up ------------------------------------------------------------------- */
+
+static int find_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t me = (uintptr_t)arg;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + p->p_vaddr, hi = lo + p->p_memsz;
+		if (p->p_type == PT_LOAD && (p->p_flags & PF_X) && me >= lo && me < hi) {
+			tp.text_lo = lo;
+			tp.text_hi = hi;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void vcpu_start(struct xsc_vcpu *v)
+{
+	long r;
+
+	xsc__sys2(SYS_arch_prctl, ARCH_SET_GS, v);
+	v->tp_fs = rdfsbase();
+	v->tp_ktid = (int)xsc__sys0(SYS_gettid);
+	v->tp_sel = TP_SEL_ALLOW;
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, 0, &v->tp_sigmask, 8);
+	r = xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
+		      (long)tp.text_lo, (long)(tp.text_hi - tp.text_lo),
+		      (long)&v->tp_sel, 0);
+	if (r < 0) {	/* probed before: only a kernel change gets here */
+		say("xsc run: syscall user dispatch failed on a vcpu (%ld)\n", r);
+		abort();
+	}
+}
+
+static void park_forever(void *arg)
+{
+	uint64_t all = ~0ULL;
+	uint32_t never = 0;
+
+	/* this thread shares the main fiber's TLS: no signal may run here */
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, 0, 8);
+	xsc__rt_adopt(arg);
+	for (;;)
+		xsc__sys6(SYS_futex, (long)&never, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0);
+}
+
+static void unregister_rseq(void)
+{
+	const ptrdiff_t *off = dlsym(RTLD_DEFAULT, "__rseq_offset");
+	const unsigned *size = dlsym(RTLD_DEFAULT, "__rseq_size");
+	char *area;
+
+	if (!off || !size || !*size)
+		return;
+	area = (char *)rdfsbase() + *off;
+	/* the kernel would keep updating it for this (soon parked) thread,
+	 * not for whichever vcpu runs main: make sched_getcpu() ask */
+	if (xsc__sys4(SYS_rseq, area, *size, 1 /* UNREGISTER */, RSEQ_SIG) == 0)
+		*(volatile int32_t *)(area + 4) = -2;	/* REGISTRATION_FAILED */
+}
+
+static const char *why_not(void)
+{
+	unsigned char sel = 0;
+
+	if (!(getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE))
+		return "the CPU or kernel does not allow FSGSBASE from user space";
+	if (xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
+		      (long)tp.text_lo, 1, (long)&sel, 0) < 0)
+		return "the kernel lacks syscall user dispatch (Linux >= 5.11)";
+	xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0, 0);
+	return NULL;
+}
+
+static int start(void)
+{
+	struct xsc_runtime_config cfg;
+	struct kact k = { (void *)on_sigsys,
+			  SA_SIGINFO | SA_NODEFER | SA_RESTORER,
+			  (void *)xsc__tp_restorer, 0 };
+	struct xsc_fiber *mainf;
+	struct xsc_ctx park;
+	const char *why, *env;
+	void *pstack;
+	uint64_t mask;
+
+	dl_iterate_phdr(find_text, (void *)(uintptr_t)start);
+	if (!tp.text_lo)
+		why = "cannot find the library's own text";
+	else
+		why = why_not();
+	if (why) {
+		say("xsc run: %s; running the program natively\n", why);
+		return -1;
+	}
+	tp.verbose = getenv("XSC_VERBOSE") != NULL;
+	xsc_runtime_config_init(&cfg);
+	if ((env = getenv("XSC_THREADS")) != NULL && atoi(env) > 0)
+		cfg.nthreads = (unsigned)atoi(env);
+	if ((env = getenv("XSC_NPAGES")) != NULL && atoi(env) > 0)
+		cfg.npages = (unsigned)atoi(env);
+	tp.affinity_len = xsc__sys3(SYS_sched_getaffinity, 0, sizeof(tp.affinity),
+				    tp.affinity);
+	for (int s = 1; s <= 64; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			xsc__sys4(SYS_rt_sigaction, s, 0, &tp.act[s], 8);
+	/* signals the program already handles (inherited SIG_IGN needs
+	 * nothing) go through the trampoline too */
+	for (int s = 1; s <= 64; s++)
+		if (s != SIGKILL && s != SIGSTOP && s != SIGSYS &&
+		    tp.act[s].handler != SIG_DFL && tp.act[s].handler != SIG_IGN)
+			install(s, &tp.act[s]);
+	if (xsc__sys4(SYS_rt_sigaction, SIGSYS, &k, 0, 8) < 0) {
+		say("xsc run: cannot install the SIGSYS handler; running natively\n");
+		return -1;
+	}
+	mainf = calloc(1, sizeof(*mainf));
+	pstack = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (!mainf || pstack == MAP_FAILED) {
+		say("xsc run: out of memory at start; running natively\n");
+		return -1;
+	}
+	atomic_store(&tp.next_vtid, 0x40000000);	/* above any pid_max */
+	mainf->vtid = (int)xsc__sys0(SYS_getpid);
+	mainf->fs = rdfsbase();
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, 0, &mask, 8);
+	mainf->sigmask = mask & ~SIGBIT(SIGSYS);
+	unregister_rseq();
+	xsc__tp = true;
+	xsc__tp_vcpu_start = vcpu_start;
+	xsc__tp_reap = reap;
+	if (xsc__rt_start(&cfg) < 0) {
+		say("xsc run: cannot start the vcpus\n");
+		abort();	/* threads may already run with dispatch on */
+	}
+	tid_add(mainf);
+	if (tp.verbose)
+		say("xsc run: %d vcpus, dispatch region %#lx-%#lx\n", xsc__rt.n,
+		    (unsigned long)tp.text_lo, (unsigned long)tp.text_hi);
+	/* From here main() runs as a fiber on a vcpu; this kernel thread
+	 * sleeps for good on a small stack of its own. */
+	if (xsc__ctx_make(&park, pstack, 65536, park_forever, mainf, NULL) < 0)
+		abort();
+	xsc__ctx_switch(&mainf->ctx, &park);
+	return 0;
+}
+
+/* XSC_VERBOSE: one line of counts when the program exits. */
+static void __attribute__((destructor)) report(void)
+{
+	uint64_t trap = 0, fast = 0;
+
+	if (!xsc__tp || !tp.verbose)
+		return;
+	for (int i = 0; i < xsc__rt.n; i++) {
+		trap += xsc__rt.v[i].tp_ntrap;
+		fast += xsc__rt.v[i].tp_nfast;
+	}
+	say("xsc run: %ld threads as fibers, %lu calls trapped (SIGSYS), "
+	    "%lu through interposed functions\n", atomic_load(&tp.nthreads),
+	    (unsigned long)trap, (unsigned long)fast);
+}
+
+static int wrap_main(int argc, char **argv, char **envp)
+{
+	const char *off = getenv("XSC_TRANSPARENT");
+
+	if (!(off && strcmp(off, "0") == 0) && start() == 0)
+		xsc__tp_vcpu()->tp_sel = TP_SEL_BLOCK;
+	return tp.main(argc, argv, envp);
+}
+
+XSC_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc,
+				 char **argv, void (*init)(void), void (*fini)(void),
+				 void (*rtld_fini)(void), void *stack_end)
+{
+	int (*real)(int (*)(int, char **, char **), int, char **, void (*)(void),
+		    void (*)(void), void (*)(void), void *);
+
+	real = dlsym(RTLD_NEXT, "__libc_start_main");
+	if (!real) {
+		say("xsc run: cannot find libc's __libc_start_main\n");
+		abort();
+	}
+	tp.main = main;
+	return real(wrap_main, argc, argv, init, fini, rtld_fini, stack_end);
+}

@@ -1,0 +1,48 @@
+/*
+ * tp.h - transparent mode internals shared by tp.c and wrap.c.
+ */
+#ifndef XSC_TP_H
+#define XSC_TP_H
+
+#include "sched/sched.h"
+#include "rawsys.h"
+
+#define TP_SEL_ALLOW 0	/* SYSCALL_DISPATCH_FILTER_ALLOW */
+#define TP_SEL_BLOCK 1	/* SYSCALL_DISPATCH_FILTER_BLOCK */
+
+/* Executes a call for the running fiber of a vcpu (selector already
+ * ALLOW): the emulated ones (futex, thread identity, signals...), the
+ * table's asynchronous ones (post + switch), the rest inline. */
+long xsc__tp_call(long nr, const long *a);
+
+/* The vcpu of this kernel thread, or NULL (any other thread). */
+static inline struct xsc_vcpu *xsc__tp_vcpu(void)
+{
+	uint64_t g;
+
+	__asm__ __volatile__("rdgsbase %0" : "=r"(g) :: "memory");
+	return (struct xsc_vcpu *)(uintptr_t)g;
+}
+
+/* Entry from a libc function the library interposes (wrap.c): program
+ * code on a fiber runs with the selector at BLOCK; anything else (our own
+ * code, signal handlers, threads that are not vcpus, a forked child) runs
+ * the call directly. */
+static inline long xsc__tp_fast(long nr, long a0, long a1, long a2, long a3,
+				long a4, long a5)
+{
+	struct xsc_vcpu *v;
+
+	if (xsc__tp && (v = xsc__tp_vcpu()) != NULL && v->cur &&
+	    v->tp_sel == TP_SEL_BLOCK) {
+		long a[6] = { a0, a1, a2, a3, a4, a5 }, r;
+		v->tp_sel = TP_SEL_ALLOW;
+		v->tp_nfast++;
+		r = xsc__tp_call(nr, a);
+		xsc__tp_vcpu()->tp_sel = TP_SEL_BLOCK;
+		return r;
+	}
+	return xsc__sys6(nr, a0, a1, a2, a3, a4, a5);
+}
+
+#endif
