@@ -85,6 +85,7 @@ struct xsc_vcpu {
 	uint64_t tp_ret;		/* where the stub returns to */
 	volatile unsigned char tp_sel;	/* syscall user dispatch selector */
 	int tp_in_handler;		/* inside a program's signal handler */
+	bool tp_vfork;			/* the stub re-executes a vfork */
 	uint64_t tp_fs;			/* this kernel thread's own thread pointer */
 	uint64_t tp_sigmask;		/* the kernel thread's current mask */
 	int tp_ktid;			/* this kernel thread's real id */

@@ -46,6 +46,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <link.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -100,6 +101,9 @@ struct clone_args_k {
 };
 
 #define NTID 1024
+
+_Static_assert(offsetof(struct xsc_vcpu, tp_ret) == 0, "stub reads %gs:0");
+_Static_assert(offsetof(struct xsc_vcpu, tp_sel) == 8, "stub writes %gs:8");
 
 static struct {
 	int (*main)(int, char **, char **);
@@ -298,6 +302,7 @@ static long fork_like(long nr, const long *a, ucontext_t *uc)
 		v->tp_ret = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)xsc__tp_native_stub;
 		uc->uc_mcontext.gregs[REG_RAX] = nr;
+		v->tp_vfork = true;	/* the selector stays ALLOW (see the stub) */
 		return KEEP_REGS;
 	}
 	r = xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
@@ -646,8 +651,13 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc_)
 	if (r != KEEP_REGS)
 		g[REG_RAX] = r;
 	*errp = saved;
-	if (xsc__tp)	/* false in a forked child */
-		xsc__tp_vcpu()->tp_sel = TP_SEL_BLOCK;
+	if (!xsc__tp)	/* a forked child */
+		return;
+	v = xsc__tp_vcpu();
+	if (v->tp_vfork)
+		v->tp_vfork = false;
+	else
+		v->tp_sel = TP_SEL_BLOCK;
 }
 
 /* ---- start-up ------------------------------------------------------------------- */

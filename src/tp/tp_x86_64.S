@@ -14,7 +14,11 @@
  * tp_ret).  Used for calls that must start a second thread of control at
  * the program's own call site (vfork, clone of a process with a new
  * stack): the signal frame is gone by then, and the child, which shares
- * the GS base, returns to the same place.
+ * the GS base, returns to the same place.  The handler leaves the
+ * selector at ALLOW, so while a vfork child borrows the vcpu's memory its
+ * calls (even through interposed functions) run directly; the parent,
+ * resumed when the child execs or exits, sets it back to BLOCK (offset 8
+ * of struct xsc_vcpu, checked in tp.c).
  *
  * xsc__tp_restorer: rt_sigreturn for handlers we install; it has to live
  * in the library's text for the same reason.
@@ -58,7 +62,10 @@ xsc__tp_resume:
 	.p2align 4
 xsc__tp_native_stub:
 	syscall
-	jmp	*%gs:0
+	testq	%rax, %rax
+	jz	1f
+	movb	$1, %gs:8		/* parent: tp_sel = BLOCK again */
+1:	jmp	*%gs:0
 	.size	xsc__tp_native_stub, .-xsc__tp_native_stub
 
 	.globl	xsc__tp_restorer
