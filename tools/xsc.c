@@ -40,11 +40,14 @@ int xsc_bench_trace(int argc, char **argv) __attribute__((weak));
 int xsc_trace_main(int argc, char **argv) __attribute__((weak));
 #endif
 
+int xsc_run_main(int argc, char **argv);
+
 static const char usage[] =
 	"usage: xsc <command> [args]\n"
 	"  info [--all]            kernel, io_uring probe and the route of every syscall\n"
 	"  bench <name> [--quick]  run an experiment; `xsc bench --help` lists them\n"
 	"  trace [opts] -- cmd     record a program's syscalls and find multi-calls\n"
+	"  run [opts] -- cmd       run an unmodified pthread program on xsc threads\n"
 	"  help                    this text\n"
 	"Environment: XSC_BACKEND=auto|uring|sqpoll|worker|inline\n";
 
@@ -183,6 +186,8 @@ int main(int argc, char **argv)
 		return cmd_info(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bench"))
 		return cmd_bench(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "run"))
+		return xsc_run_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "trace")) {
 		int (*volatile trace)(int, char **) = xsc_trace_main;
 		if (!trace) {
