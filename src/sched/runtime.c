@@ -530,6 +530,13 @@ static void idle(struct xsc_vcpu *v)
 {
 	uint32_t seen = xsc__kick_seen(v->x);
 
+	if (xsc__tp && v->tp_sigmask != v->tp_idlemask) {
+		/* the last fiber's mask (glibc blocks every signal before a
+		 * thread exits) must not keep process signals out while the
+		 * vcpu sleeps */
+		xsc__sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&v->tp_idlemask, 0, 8, 0, 0);
+		v->tp_sigmask = v->tp_idlemask;
+	}
 	atomic_store(&v->idle, 1);
 	atomic_fetch_add(&xsc__rt.nidle, 1);
 	if (!atomic_load(&v->rq_len) && !atomic_load(&xsc__rt.stop))

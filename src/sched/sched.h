@@ -88,6 +88,7 @@ struct xsc_vcpu {
 	bool tp_vfork;			/* the stub re-executes a vfork */
 	uint64_t tp_fs;			/* this kernel thread's own thread pointer */
 	uint64_t tp_sigmask;		/* the kernel thread's current mask */
+	uint64_t tp_idlemask;		/* its mask while no fiber runs */
 	int tp_ktid;			/* this kernel thread's real id */
 	uint64_t tp_ntrap, tp_nfast;	/* calls seen through SIGSYS / by symbol */
 	int id, cpu;

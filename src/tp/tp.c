@@ -688,6 +688,7 @@ static void vcpu_start(struct xsc_vcpu *v)
 	v->tp_ktid = (int)xsc__sys0(SYS_gettid);
 	v->tp_sel = TP_SEL_ALLOW;
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, 0, &v->tp_sigmask, 8);
+	v->tp_idlemask = v->tp_sigmask & ~SIGBIT(SIGSYS);
 	r = xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
 		      (long)tp.text_lo, (long)(tp.text_hi - tp.text_lo),
 		      (long)&v->tp_sel, 0);
