@@ -49,9 +49,10 @@
 #define MAXCONC 8
 #define FILE_NAME "file.html"
 
-enum { NPTL, XSCT, XSCSQ, NGINX, NSERV };
+enum { NPTL, XSCT, XSCSQ, NGINX, XRUN, NSERV };
 static const char *const serv_name[NSERV] = { "httpd-nptl", "httpd-xsc",
-					      "httpd-xsc-sq", "nginx" };
+					      "httpd-xsc-sq", "nginx",
+					      "httpd-nptl+xsc-run" };
 
 struct result {
 	double rps, p50_us, p99_us, cpu_us;	/* per request */
@@ -64,6 +65,7 @@ struct server {
 	bool avail, nginx;
 	bool sq;		/* httpd-xsc on SQPOLL with its poller on the
 				   other core (core specialization) */
+	bool xrun;		/* the unmodified binary under `xsc run -t 1` */
 	pid_t pid;
 	int port;
 	struct result best[MAXCONC];
@@ -267,11 +269,24 @@ static int start_httpd(const struct ctx *c, struct server *s, int entries)
 			 entries ? "--entries" : NULL, ent, NULL };
 	if (!s->sq)	/* drop the --syscall-cpu pair */
 		memmove(&argv[11], &argv[13], 3 * sizeof(argv[0]));
+	char self[PATH_MAX], *xargv[24] = { self, "run", "-t", "1", "--" };
+	if (s->xrun) {	/* the same command line behind `xsc run` */
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		int k = 0;
+		if (n <= 0)
+			return -1;
+		self[n] = 0;
+		while (argv[k] && k < 18) {
+			xargv[5 + k] = argv[k];
+			k++;
+		}
+		xargv[5 + k] = NULL;
+	}
 	if (s->sq)
 		setenv("XSC_BACKEND", "sqpoll", 1);
 	/* the SQPOLL variant pins its kernel thread itself (--cpu) and its
 	 * poller to the other core: the process must be allowed both */
-	s->pid = spawn(argv, s->sq ? -1 : c->srv_cpu, &fd);
+	s->pid = spawn(s->xrun ? xargv : argv, s->sq ? -1 : c->srv_cpu, &fd);
 	if (s->sq)
 		unsetenv("XSC_BACKEND");
 	if (s->pid < 0)
@@ -603,14 +618,14 @@ static const char http_usage[] =
 
 static void print_table(struct server *sv, const int *conc, int nc)
 {
-	printf("%6s  %-11s %10s %10s %10s %12s\n", "conc", "server", "req/s",
+	printf("%6s  %-18s %10s %10s %10s %12s\n", "conc", "server", "req/s",
 	       "p50 ms", "p99 ms", "cpu us/req");
 	for (int k = 0; k < nc; k++)
 		for (int s = 0; s < NSERV; s++) {
 			struct result *r = &sv[s].best[k];
 			if (!sv[s].avail)
 				continue;
-			printf("%6d  %-11s %10.0f %10.2f %10.2f %12.2f%s\n", conc[k],
+			printf("%6d  %-18s %10.0f %10.2f %10.2f %12.2f%s\n", conc[k],
 			       sv[s].name, r->rps, r->p50_us / 1e3, r->p99_us / 1e3,
 			       r->cpu_us, r->errors ? "  (errors)" : "");
 		}
@@ -629,7 +644,8 @@ static void print_ratio(struct server *sv, int a, int b, const int *conc, int nc
 	}
 }
 
-static int write_http_csv(const struct ctx *c, struct server *sv, const int *conc, int nc)
+static int write_http_csv(const struct ctx *c, const char *name, struct server *sv,
+			  const int *conc, int nc)
 {
 	static const char *const metric[] = { "req/s", "p50 us", "p99 us", "cpu us/req" };
 	char hdr[1024] = "concurrency";
@@ -639,7 +655,7 @@ static int write_http_csv(const struct ctx *c, struct server *sv, const int *con
 		for (int s = 0; s < NSERV; s++)
 			snprintf(hdr + strlen(hdr), sizeof(hdr) - strlen(hdr), ",%s %s",
 				 serv_name[s], metric[m]);
-	if (!(f = bench_csv_open(&c->o, "http", hdr)))
+	if (!(f = bench_csv_open(&c->o, name, hdr)))
 		return -1;
 	for (int k = 0; k < nc; k++) {
 		fprintf(f, "%d", conc[k]);
@@ -654,29 +670,35 @@ static int write_http_csv(const struct ctx *c, struct server *sv, const int *con
 			}
 		fprintf(f, "\n");
 	}
-	return bench_csv_close(&c->o, "http", f, true);
+	return bench_csv_close(&c->o, name, f, true);
 }
 
-static void plot_http(const struct ctx *c)
+static void plot_http(const struct ctx *c, const char *name, struct server *sv)
 {
 	/* CSV columns: concurrency, then NSERV columns per metric */
 	static const char *const what[][3] = {
-		{ "http-throughput", "requests/s", "0" },
-		{ "http-latency", "p99 latency, us", "2" },
-		{ "http-cpu", "server CPU per request, us", "3" },
+		{ "throughput", "requests/s", "0" },
+		{ "latency", "p99 latency, us", "2" },
+		{ "cpu", "server CPU per request, us", "3" },
 	};
-	char script[1024];
+	char script[1024], cols[64], png[64];
 
 	for (int i = 0; i < 3; i++) {
-		int lo = 2 + atoi(what[i][2]) * NSERV, hi = lo + NSERV - 1;
+		int lo = 2 + atoi(what[i][2]) * NSERV, n = 0;
+		cols[0] = 0;
+		for (int s = 0; s < NSERV; s++)	/* only the servers measured */
+			if (sv[s].avail)
+				n += snprintf(cols + n, sizeof(cols) - (size_t)n, "%s%d",
+					      n ? " " : "", lo + s);
+		snprintf(png, sizeof(png), "%s-%s", name, what[i][0]);
 		snprintf(script, sizeof(script),
-			 "set title '%s vs concurrency (xsc bench http)'\n"
+			 "set title '%s vs concurrency (xsc bench %s)'\n"
 			 "set logscale x 2\nset xlabel 'concurrent connections'\n"
 			 "set ylabel '%s'\n%s"
-			 "plot for [c=%d:%d] DIR.'/http.csv' using 1:c with linespoints lw 2",
-			 what[i][1], what[i][1],
-			 i == 1 ? "set logscale y\n" : "set yrange [0:*]\n", lo, hi);
-		bench_plot(&c->o, what[i][0], script);
+			 "plot for [c in '%s'] DIR.'/%s.csv' using 1:(column(int(c))) title columnhead(int(c)) with linespoints lw 2",
+			 what[i][1], name, what[i][1],
+			 i == 1 ? "set logscale y\n" : "set yrange [0:*]\n", cols, name);
+		bench_plot(&c->o, png, script);
 	}
 }
 
@@ -758,10 +780,94 @@ int xsc_bench_http(int argc, char **argv)
 	print_ratio(sv, XSCT, NGINX, conc, nc);
 	print_ratio(sv, XSCSQ, XSCT, conc, nc);
 	print_ratio(sv, NPTL, NGINX, conc, nc);
-	ok = write_http_csv(&c, sv, conc, nc) == 0;
+	ok = write_http_csv(&c, "http", sv, conc, nc) == 0;
 	if (ok) {
-		plot_http(&c);
+		plot_http(&c, "http", sv);
 		printf("wrote %s/http.csv and %s/http-{throughput,latency,cpu}.png\n",
+		       c.o.out, c.o.out);
+	}
+out:
+	for (int s = 0; s < NSERV; s++)
+		stop(sv[s].pid);
+	rm_tmp(&c);
+	return ok ? 0 : 1;
+}
+
+/* ---- xsc bench transparent ------------------------------------------- */
+
+static const char tp_usage[] =
+	"usage: xsc bench transparent [--quick] [--rounds N] [--out DIR]\n"
+	"                             [--bin-dir DIR] [--duration SEC] [--size BYTES]\n"
+	"  the unmodified httpd-nptl binary natively vs under `xsc run -t 1`, wrk at\n"
+	"  concurrency 64..4096 (--quick: 64, 256); server on core 0, wrk on core 1;\n"
+	"  best of N rounds (default 2).  Writes DIR/transparent.csv and\n"
+	"  DIR/transparent-*.png.  Target: CPU per request <= 0.6x native at >= 256.\n";
+
+int xsc_bench_transparent(int argc, char **argv)
+{
+	static const int full[] = { 64, 256, 1024, 4096 }, quick[] = { 64, 256 };
+	struct server sv[NSERV];
+	const char *given = NULL;
+	char lib[1200];
+	struct ctx c;
+	int nc, ok = 0, r = parse(argc, argv, &c, tp_usage, &given);
+
+	if (r)
+		return r > 0 ? 0 : 2;
+	const int *conc = c.o.quick ? quick : full;
+	nc = c.o.quick ? 2 : 4;
+	memset(sv, 0, sizeof(sv));
+	if (need_tools(false, NULL, 0))
+		return 2;
+	if (find_bindir(&c, given)) {
+		fprintf(stderr, "xsc bench transparent: httpd-nptl not found next to "
+			"this binary; build the tree or pass --bin-dir DIR\n");
+		return 2;
+	}
+	server_bin(&c, &sv[NPTL], serv_name[NPTL]);
+	server_bin(&c, &sv[XRUN], serv_name[NPTL]);	/* the same binary */
+	sv[XRUN].name = serv_name[XRUN];
+	sv[XRUN].xrun = true;
+	if (!sv[NPTL].avail) {
+		fprintf(stderr, "xsc bench transparent: %s missing (--bin-dir?)\n",
+			sv[NPTL].bin);
+		return 2;
+	}
+	{	/* `xsc run` finds the library next to itself */
+		char exe[1024];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		char *slash;
+		exe[n > 0 ? n : 0] = 0;
+		if ((slash = strrchr(exe, '/')))
+			*slash = 0;
+		snprintf(lib, sizeof(lib), "%s/libxsc-preload.so", exe);
+		if (access(lib, R_OK) && !getenv("XSC_PRELOAD")) {
+			snprintf(lib, sizeof(lib), "%s/../%s/libxsc-preload.so", exe,
+				 XSC_REL_LIBDIR);
+			if (access(lib, R_OK)) {
+				fprintf(stderr, "xsc bench transparent: libxsc-preload.so not "
+					"built (ASan build?) or installed\n");
+				return 2;
+			}
+		}
+	}
+	raise_nofile();
+	signal(SIGPIPE, SIG_IGN);
+	if (make_tmp(&c))
+		return 1;
+	for (int s = 0; s < NSERV; s++)
+		if (sv[s].avail && start_httpd(&c, &sv[s], 0))
+			goto out;
+	printf("%d s per run, %d rounds, %d-byte file, server on core %d, wrk -t1 on "
+	       "core %d\n", c.dur, c.o.rounds, c.size, c.srv_cpu, c.wrk_cpu);
+	if (measure_all(&c, sv, conc, nc))
+		goto out;
+	print_table(sv, conc, nc);
+	print_ratio(sv, XRUN, NPTL, conc, nc);
+	ok = write_http_csv(&c, "transparent", sv, conc, nc) == 0;
+	if (ok) {
+		plot_http(&c, "transparent", sv);
+		printf("wrote %s/transparent.csv and %s/transparent-{throughput,latency,cpu}.png\n",
 		       c.o.out, c.o.out);
 	}
 out:
