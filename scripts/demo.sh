@@ -14,6 +14,11 @@ echo
 echo "== thread-per-connection httpd: NPTL vs xsc threads vs nginx (xsc bench http --quick) =="
 "$xsc" bench http --quick
 echo
+if [ -e "$build/libxsc-preload.so" ]; then
+	echo "== the same unmodified httpd-nptl binary, natively vs under xsc run (xsc bench transparent --quick) =="
+	"$xsc" bench transparent --quick
+	echo
+fi
 echo "== fiber context switch (xsc bench switch) =="
 "$xsc" bench switch --quick
 echo
