@@ -630,6 +630,10 @@ static void on_done(void *arg, int id, long ret, uint64_t tag)
 	if (!f)
 		return;
 	f->sysret = ret;
+	if (f == ((struct xsc_vcpu *)arg)->cur) {
+		f->early = true;	/* reaped by the fiber itself (syscalls.c) */
+		return;
+	}
 	xsc__ready(f);
 }
 

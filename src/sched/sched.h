@@ -50,6 +50,7 @@ struct xsc_fiber {
 	long sysret;			/* result of the last system call */
 	int err;			/* the fiber's libc errno while switched out */
 	int state;
+	bool early;			/* its call completed while it ran */
 	struct xsc_vcpu *home;		/* where it runs once started (NULL before) */
 	_Atomic int wake;		/* timed waits: 0 waiting, 1 woken, 2 timed out */
 	_Atomic int detached;

@@ -68,6 +68,23 @@ static long fiber_call(long nr, const long *a)
 	id = xsc__post_fiber(nr, a, (uint64_t)(uintptr_t)f);
 	if (id < 0)
 		return id;
+	if (nr == SYS_accept4 || nr == SYS_accept) {
+		/* A new connection is new work: hand the accept over now
+		 * rather than at the end of the round.  io_uring tries it at
+		 * once, so with a backlog the result is there when the enter
+		 * returns; an accept loop then drains the backlog in a burst
+		 * instead of one connection per round (which, with N
+		 * connections active, made the last of N new ones wait
+		 * O(N^2) work). */
+		v = xsc__vcpu();
+		f->early = false;
+		xsc_flush(v->x);
+		xsc_poll(v->x);
+		if (f->early) {
+			f->early = false;
+			return f->sysret;
+		}
+	}
 	xsc__park(NULL);	/* the completion readies us */
 	return f->sysret;
 }
