@@ -309,9 +309,19 @@ static void reap_dead(struct xsc_vcpu *v, struct xsc_fiber *f)
 		xsc__ready(j);
 }
 
+/* A new fiber goes to an idle vcpu if there is one (a vcpu that is busy,
+ * or blocked in an inline call, may not look at its queue for a while),
+ * else round robin. */
 static struct xsc_vcpu *place(void)
 {
 	unsigned i = atomic_fetch_add(&xsc__rt.rr, 1);
+
+	if (atomic_load(&xsc__rt.nidle) > 0)
+		for (int k = 0; k < xsc__rt.n; k++) {
+			struct xsc_vcpu *v = &xsc__rt.v[(i + (unsigned)k) % (unsigned)xsc__rt.n];
+			if (atomic_load(&v->idle))
+				return v;
+		}
 	return &xsc__rt.v[i % (unsigned)xsc__rt.n];
 }
 

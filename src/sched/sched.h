@@ -70,6 +70,7 @@ struct xsc_fiber {
 	size_t robust_len;
 	void *tp_regs;			/* registers a cloned thread starts with */
 	struct xsc_fiber *tp_link;	/* thread id table chain */
+	uint64_t tp_pending;		/* signals sent to it by other threads */
 	/* futex waits (futex.c) */
 	const uint32_t *fx_addr;
 	uint32_t fx_bits;

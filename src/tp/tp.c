@@ -178,6 +178,42 @@ static void tid_del(struct xsc_fiber *f)
 	xsc__spin_unlock(&tp.lock);
 }
 
+/* A signal for another fiber waits in the fiber and is raised on whichever
+ * kernel thread runs it, right before it returns to program code (a call it
+ * is blocked in is not interrupted).  1 if vtid names a fiber, 0 if not,
+ * -EINVAL for a bad signal. */
+static int tid_post(int vtid, int sig)
+{
+	int found = 0;
+
+	if (sig < 0 || sig > 64)
+		return -EINVAL;
+	xsc__spin_lock(&tp.lock);
+	for (struct xsc_fiber *f = tp.tids[(unsigned)vtid % NTID]; f; f = f->tp_link) {
+		if (f->vtid == vtid) {
+			if (sig)
+				__atomic_or_fetch(&f->tp_pending, SIGBIT(sig), __ATOMIC_RELEASE);
+			found = 1;
+			break;
+		}
+	}
+	xsc__spin_unlock(&tp.lock);
+	return found;
+}
+
+/* Raises the signals other threads sent to the running fiber. */
+void xsc__tp_deliver(struct xsc_fiber *f)
+{
+	uint64_t p = __atomic_fetch_and(&f->tp_pending, f->sigmask, __ATOMIC_ACQUIRE) &
+		     ~f->sigmask;	/* blocked ones stay pending */
+	int ktid = xsc__tp_vcpu()->tp_ktid;
+	long pid = xsc__sys0(SYS_getpid);
+
+	for (int s = 1; p; s++, p >>= 1)
+		if (p & 1)
+			xsc__sys3(SYS_tgkill, pid, ktid, s);
+}
+
 /* The real kernel thread a signal for virtual thread `vtid` goes to, or 0
  * when vtid names no fiber (then it is a real thread id). */
 static int tid_host(int vtid)
@@ -194,6 +230,50 @@ static int tid_host(int vtid)
 	}
 	xsc__spin_unlock(&tp.lock);
 	return host;
+}
+
+/* ---- fiber records ------------------------------------------------------------ */
+
+/* Records come from our own mmap'd slabs, never from malloc: they are freed
+ * in the scheduler, which must not touch a malloc arena a parked fiber
+ * might be holding. */
+#define REC_SIZE ((sizeof(struct xsc_fiber) + sizeof(gregset_t) + 63) & ~(size_t)63)
+#define SLAB (256 * 1024)
+
+static uint32_t rec_lock;
+static void *rec_free;
+
+static struct xsc_fiber *rec_get(void)
+{
+	void *r;
+
+	xsc__spin_lock(&rec_lock);
+	if (!rec_free) {
+		long m = xsc__sys6(SYS_mmap, 0, SLAB, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m < 0 && m > -4096) {
+			xsc__spin_unlock(&rec_lock);
+			return NULL;
+		}
+		for (size_t off = 0; off + REC_SIZE <= SLAB; off += REC_SIZE) {
+			void **p = (void **)((char *)m + off);
+			*p = rec_free;
+			rec_free = p;
+		}
+	}
+	r = rec_free;
+	rec_free = *(void **)r;
+	xsc__spin_unlock(&rec_lock);
+	memset(r, 0, REC_SIZE);
+	return r;
+}
+
+static void rec_put(struct xsc_fiber *f)
+{
+	xsc__spin_lock(&rec_lock);
+	*(void **)f = rec_free;
+	rec_free = f;
+	xsc__spin_unlock(&rec_lock);
 }
 
 /* ---- threads: clone, exit ----------------------------------------------------- */
@@ -225,7 +305,7 @@ static long spawn(uint64_t flags, uint64_t sp, int *ptid, int *ctid,
 			  "xsc threads do not support; the call fails with EINVAL");
 		return -EINVAL;
 	}
-	f = calloc(1, sizeof(*f) + sizeof(gregset_t));
+	f = rec_get();
 	if (!f)
 		return -EAGAIN;
 	g = (greg_t *)(f + 1);
@@ -248,7 +328,7 @@ static long spawn(uint64_t flags, uint64_t sp, int *ptid, int *ctid,
 	ret = xsc__ctx_make(&f->ctx, (char *)(uintptr_t)sp - room - 512, room,
 			    child_entry, f, NULL);
 	if (ret < 0) {
-		free(f);
+		rec_put(f);
 		return ret;
 	}
 	tid_add(f);
@@ -266,7 +346,7 @@ static void reap(struct xsc_fiber *f)
 		__atomic_store_n(f->ctid, 0, __ATOMIC_RELEASE);
 		xsc__futex_wake(f->ctid, INT_MAX, ~0u);
 	}
-	free(f);
+	rec_put(f);
 }
 
 static void __attribute__((noreturn)) thread_exit(void)
@@ -499,13 +579,21 @@ static long kill_(long nr, const long *a)
 	struct xsc_fiber *f = cur_fiber();
 	int host;
 
+	if (f && tid == f->vtid && sig > 0 && sig <= 64 && (f->sigmask & SIGBIT(sig))) {
+		/* blocked: pending for this thread, not for the kernel thread
+		 * that other fibers share */
+		__atomic_or_fetch(&f->tp_pending, SIGBIT(sig), __ATOMIC_RELEASE);
+		return 0;
+	}
 	if (f && tid == f->vtid)
 		host = xsc__tp_vcpu()->tp_ktid;	/* delivered before we return */
-	else if ((host = tid_host(tid)) == 0)
+	else if ((host = tid_post(tid, sig)) == 0)
 		return xsc__sys6(nr, a[0], a[1], a[2], 0, 0, 0);
-	else if (sig == SIGCANCEL)
-		return 0;	/* glibc set the cancel bit; see docs/transparent.md */
-	return xsc__sys3(SYS_tgkill, getpid(), host, sig);
+	else
+		return host > 0 ? 0 : host;	/* delivered when it next runs */
+	if (sig < 0 || sig > 64)
+		return -EINVAL;
+	return sig ? xsc__sys3(SYS_tgkill, xsc__sys0(SYS_getpid), host, sig) : 0;
 }
 
 /* ---- dispatch ------------------------------------------------------------------- */
@@ -595,6 +683,12 @@ static long dispatch(long nr, const long *a, ucontext_t *uc)
 	case SYS_sched_yield:
 		xsc_yield();
 		return 0;
+	case SYS_rt_sigpending: {
+		long r = xsc__sys6(nr, a[0], a[1], 0, 0, 0, 0);
+		if (r == 0 && a[1] == 8)
+			*(uint64_t *)a[0] |= f->tp_pending;
+		return r;
+	}
 	case SYS_sched_getaffinity:
 		if (a[0] && a[0] != f->vtid)
 			break;
@@ -613,6 +707,15 @@ static long dispatch(long nr, const long *a, ucontext_t *uc)
 			return xsc_syscall(nr, a[0], a[1], a[2], 0, 0, 0);
 		break;
 	case SYS_ioctl:
+	/* glibc makes these while holding its own locks (malloc's arenas,
+	 * the thread stack cache): parking there would let the scheduler,
+	 * or another fiber, wait on such a lock for good */
+	case SYS_mmap:
+	case SYS_munmap:
+	case SYS_mremap:
+	case SYS_mprotect:
+	case SYS_madvise:
+	case SYS_brk:
 		break;
 	default:
 		if (zero_timeout(nr, a))
@@ -654,6 +757,8 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc_)
 	if (!xsc__tp)	/* a forked child */
 		return;
 	v = xsc__tp_vcpu();
+	if (v->cur->tp_pending & ~v->cur->sigmask)
+		xsc__tp_deliver(v->cur);
 	if (v->tp_vfork)
 		v->tp_vfork = false;
 	else
@@ -780,7 +885,7 @@ static int start(void)
 		say("xsc run: cannot install the SIGSYS handler; running natively\n");
 		return -1;
 	}
-	mainf = calloc(1, sizeof(*mainf));
+	mainf = rec_get();
 	pstack = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (!mainf || pstack == MAP_FAILED) {

@@ -14,6 +14,8 @@
  * ALLOW): the emulated ones (futex, thread identity, signals...), the
  * table's asynchronous ones (post + switch), the rest inline. */
 long xsc__tp_call(long nr, const long *a);
+/* Raises signals other threads sent to fiber f (running). */
+void xsc__tp_deliver(struct xsc_fiber *f);
 
 /* The vcpu of this kernel thread, or NULL (any other thread). */
 static inline struct xsc_vcpu *xsc__tp_vcpu(void)
@@ -39,7 +41,10 @@ static inline long xsc__tp_fast(long nr, long a0, long a1, long a2, long a3,
 		v->tp_sel = TP_SEL_ALLOW;
 		v->tp_nfast++;
 		r = xsc__tp_call(nr, a);
-		xsc__tp_vcpu()->tp_sel = TP_SEL_BLOCK;
+		v = xsc__tp_vcpu();
+		if (__builtin_expect((v->cur->tp_pending & ~v->cur->sigmask) != 0, 0))
+			xsc__tp_deliver(v->cur);
+		v->tp_sel = TP_SEL_BLOCK;
 		return r;
 	}
 	return xsc__sys6(nr, a0, a1, a2, a3, a4, a5);

@@ -1,0 +1,280 @@
+#!/usr/bin/env bash
+# t_transparent.sh BUILD_DIR - transparent mode: `xsc run` on unmodified programs.
+# xsc-test: timeout=600
+#
+# Every program in BUILD/tests/tp (tests/tp/*.c: plain libc + pthreads,
+# deterministic stdout, exit 0 on their own success) runs natively, then
+# under `xsc run -v -b BACKEND` for each backend in $XSC_TEST_BACKENDS
+# (default: uring sqpoll worker; not inline, the synchronous baseline in
+# which a blocked thread holds its vcpu, so programs whose threads wait for
+# each other, like tp_echo's clients and servers, deadlock by design when
+# there are more blocked threads than vcpus: see docs/transparent.md).  A run passes when its exit status and
+# stdout are byte-identical to the native run and its stderr carries the
+# shim's "N threads as fibers" line with N > 0 (every program creates
+# threads: the shim engaged).  Then `xsc run` itself: exit status and
+# fatal signal propagation, 127 for a missing program, a static binary
+# run natively with a warning; and /usr/bin/python3 with threads, a
+# queue, a thread pool, getaddrinfo and subprocess, compared with its
+# native run.  One PASS/FAIL line per check, a diff on mismatch.
+# Exit 0 pass, 1 fail, 77 skip (no preload library, e.g. ASan builds).
+set -u
+build=$(cd "${1:?usage: t_transparent.sh BUILD_DIR}" && pwd)
+xsc=$build/xsc
+tpdir=$build/tests/tp
+backends=${XSC_TP_BACKENDS:-uring sqpoll worker}
+
+[ -f "$build/libxsc-preload.so" ] || { echo "skip: no $build/libxsc-preload.so (not built under the sanitizers)"; exit 77; }
+[ -d "$tpdir" ] || { echo "skip: no $tpdir (tests/tp not built)"; exit 77; }
+[ -x "$xsc" ] || { echo "FAIL: no $xsc"; exit 1; }
+
+# The shim's own knobs come from the command line only.
+unset XSC_BACKEND XSC_THREADS XSC_VERBOSE XSC_TRANSPARENT
+ulimit -c 0	# the fatal-signal check must not leave a core file
+
+tmp=$(mktemp -d /tmp/t_transparent.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+npass=0 nfail=0 t_start=$SECONDS
+declare -A result	# "prog backend" -> PASS/FAIL, for the summary table
+
+pass() { npass=$((npass + 1)); echo "PASS $*"; }
+fail() { nfail=$((nfail + 1)); echo "FAIL $*"; }
+
+# The largest "N threads as fibers" count in a stderr file, or nothing.
+fibers() {
+	sed -n 's/^xsc run: \([0-9][0-9]*\) threads as fibers.*/\1/p' "$1" | sort -n | tail -n 1
+}
+
+show() {	# show LABEL FILE: the last lines of a file, indented
+	[ -s "$2" ] || return 0
+	echo "  $1:"
+	tail -n 15 "$2" | sed 's/^/    | /'
+}
+
+join() {	# join WORDS...: "a; b; c"
+	local out=$1 w
+	shift
+	for w in "$@"; do out="$out; $w"; done
+	echo "$out"
+}
+
+rcname() {
+	case $1 in
+	124) echo "124 (timeout)" ;;
+	137) echo "137 (killed after the timeout)" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# compare LABEL NATIVE_RC NATIVE_OUT RC OUT ERR: the checks of one run
+# under the shim against the native one.  Returns 0 when it passes.
+compare() {
+	local label=$1 nrc=$2 nout=$3 rc=$4 out=$5 err=$6 n why=()
+
+	[ "$rc" = "$nrc" ] || why+=("exit $(rcname "$rc"), natively $nrc")
+	cmp -s "$nout" "$out" || why+=("stdout differs")
+	n=$(fibers "$err")
+	if [ -z "$n" ]; then
+		why+=("no 'threads as fibers' line on stderr (the shim did not engage or did not exit cleanly)")
+	elif [ "$n" -le 0 ]; then
+		why+=("$n threads as fibers")
+	fi
+	if [ ${#why[@]} -eq 0 ]; then
+		pass "$label ($n threads as fibers)"
+		return 0
+	fi
+	fail "$label: $(join "${why[@]}")"
+	if ! cmp -s "$nout" "$out"; then
+		echo "  diff native -> xsc run:"
+		diff -u "$nout" "$out" | head -n 40 | sed 's/^/    | /'
+	fi
+	show stderr "$err"
+	return 1
+}
+
+# ---- the unmodified programs ------------------------------------------------------
+progs=()
+for p in "$tpdir"/*; do
+	[ -f "$p" ] && [ -x "$p" ] && progs+=("$p")
+done
+[ ${#progs[@]} -gt 0 ] || { echo "FAIL: no programs in $tpdir"; exit 1; }
+
+for prog in "${progs[@]}"; do
+	name=$(basename "$prog")
+	nout=$tmp/$name.native.out nerr=$tmp/$name.native.err
+	t0=$SECONDS
+	timeout -k 5 60 "$prog" >"$nout" 2>"$nerr"
+	nrc=$?
+	if [ "$nrc" -ne 0 ]; then
+		fail "$name [native]: exit $(rcname "$nrc") (the program itself fails; its xsc runs are not compared)"
+		show stderr "$nerr"
+		for b in $backends; do result["$name $b"]="n/a"; done
+		continue
+	fi
+	pass "$name [native] ($((SECONDS - t0))s)"
+	for b in $backends; do
+		out=$tmp/$name.$b.out err=$tmp/$name.$b.err
+		t0=$SECONDS
+		timeout -k 5 120 "$xsc" run -v -b "$b" -- "$prog" >"$out" 2>"$err"
+		rc=$?
+		if compare "$name [$b] ($((SECONDS - t0))s)" "$nrc" "$nout" "$rc" "$out" "$err"; then
+			result["$name $b"]=PASS
+		else
+			result["$name $b"]=FAIL
+		fi
+	done
+done
+
+# ---- xsc run itself ---------------------------------------------------------------
+# exit status: the program replaces xsc run
+timeout -k 5 60 "$xsc" run -- sh -c 'exit 7' >"$tmp/st.out" 2>"$tmp/st.err"
+rc=$?
+[ "$rc" -eq 7 ] && pass "xsc run -- sh -c 'exit 7': 7" ||
+	{ fail "xsc run -- sh -c 'exit 7': exit $(rcname "$rc"), want 7"; show stderr "$tmp/st.err"; }
+
+# a fatal signal: bash sees 128 + SIGSEGV
+timeout -k 5 60 "$xsc" run -- sh -c 'kill -SEGV $$' >"$tmp/sig.out" 2>"$tmp/sig.err"
+rc=$?
+[ "$rc" -eq 139 ] && pass "xsc run -- sh -c 'kill -SEGV \$\$': 139" ||
+	{ fail "xsc run -- sh -c 'kill -SEGV \$\$': exit $(rcname "$rc"), want 139"; show stderr "$tmp/sig.err"; }
+
+timeout -k 5 60 "$xsc" run -- /nonexistent >"$tmp/ne.out" 2>"$tmp/ne.err"
+rc=$?
+[ "$rc" -eq 127 ] && pass "xsc run -- /nonexistent: 127" ||
+	{ fail "xsc run -- /nonexistent: exit $(rcname "$rc"), want 127"; show stderr "$tmp/ne.err"; }
+
+# a statically linked program cannot take the preload library: it runs
+# natively (no LD_PRELOAD of ours, output and status intact) with a warning
+cat >"$tmp/static.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+	const char *p = getenv("LD_PRELOAD");
+	printf("static: %s, preload %s\n", argc > 1 ? argv[1] : "-",
+	       p && strstr(p, "xsc-preload") ? "xsc" : "none");
+	return 6;
+}
+EOF
+if command -v cc >/dev/null && cc -static -O1 -o "$tmp/static" "$tmp/static.c" 2>"$tmp/static.cc"; then
+	timeout -k 5 60 "$xsc" run -- "$tmp/static" arg >"$tmp/static.out" 2>"$tmp/static.err"
+	rc=$?
+	why=()
+	[ "$rc" -eq 6 ] || why+=("exit $(rcname "$rc"), want 6")
+	[ "$(cat "$tmp/static.out")" = "static: arg, preload none" ] ||
+		why+=("stdout '$(head -c 200 "$tmp/static.out")'")
+	grep -q "statically linked" "$tmp/static.err" || why+=("no 'statically linked' warning on stderr")
+	if [ ${#why[@]} -eq 0 ]; then
+		pass "static binary runs natively with a warning: $(head -n 1 "$tmp/static.err")"
+	else
+		fail "static binary: $(join "${why[@]}")"
+		show stderr "$tmp/static.err"
+	fi
+else
+	echo "note: static binary check not run (cc -static failed: $(tail -n 1 "$tmp/static.cc" 2>/dev/null))"
+fi
+
+# ---- an interpreter with threads: Debian's python3 ------------------------------------
+py=/usr/bin/python3
+cat >"$tmp/threads.py" <<'EOF'
+import concurrent.futures, hashlib, queue, socket, subprocess, threading, time
+
+def digest(i):
+    h = hashlib.sha256()
+    for k in range(3000):
+        h.update(b"%d:%d" % (i, k))
+    return h.hexdigest()[:16]
+
+# 16 threads doing work, their results through a queue
+results = queue.Queue()
+def work(i):
+    time.sleep(0.001 * (i % 4))
+    results.put((i, digest(i)))
+ts = [threading.Thread(target=work, args=(i,)) for i in range(16)]
+for t in ts: t.start()
+for t in ts: t.join()
+got = sorted(results.get_nowait() for _ in range(16))
+assert results.empty() and [i for i, _ in got] == list(range(16))
+assert all(d == digest(i) for i, d in got)
+print("threads:", len(got), hashlib.sha256(repr(got).encode()).hexdigest()[:16])
+
+# a bounded producer/consumer queue
+bq = queue.Queue(maxsize=8)
+sums, lock = [], threading.Lock()
+def consumer():
+    s = 0
+    while (v := bq.get()) is not None:
+        s += v
+    with lock:
+        sums.append(s)
+def producer(p):
+    for v in range(p, 20000, 4):
+        bq.put(v)
+cs = [threading.Thread(target=consumer) for _ in range(4)]
+ps = [threading.Thread(target=producer, args=(p,)) for p in range(4)]
+for t in cs + ps: t.start()
+for t in ps: t.join()
+for _ in cs: bq.put(None)
+for t in cs: t.join()
+assert sum(sums) == sum(range(20000)), sums
+print("queue:", sum(sums))
+
+# a thread pool: computation, sleeps, name lookups
+with concurrent.futures.ThreadPoolExecutor(max_workers=8) as ex:
+    sq = list(ex.map(lambda n: sum(i * i for i in range(n)), range(1000, 1200)))
+    sl = [ex.submit(time.sleep, 0.01) for _ in range(16)]
+    lk = [ex.submit(socket.getaddrinfo, "localhost", 80, socket.AF_INET, socket.SOCK_STREAM)
+          for _ in range(8)]
+    assert all(f.result() is None for f in sl)
+    pool_addrs = {tuple(sorted(a[4] for a in f.result())) for f in lk}
+print("pool:", len(sq), sum(sq))
+
+ai = socket.getaddrinfo("localhost", 80, socket.AF_INET, socket.SOCK_STREAM)
+a4 = sorted(a[4] for a in ai)
+assert ("127.0.0.1", 80) in a4 and pool_addrs == {tuple(a4)}, (a4, pool_addrs)
+print("getaddrinfo:", a4[0][0], a4[0][1])
+
+p = subprocess.run(["echo", "x"], stdout=subprocess.PIPE, text=True)
+assert p.returncode == 0 and p.stdout == "x\n", p
+print("subprocess:", repr(p.stdout), p.returncode)
+print("python ok")
+EOF
+if [ -x "$py" ]; then
+	timeout -k 5 60 "$py" -I "$tmp/threads.py" >"$tmp/py.native.out" 2>"$tmp/py.native.err"
+	nrc=$?
+	if [ "$nrc" -ne 0 ]; then
+		fail "python3 [native]: exit $(rcname "$nrc")"
+		show stderr "$tmp/py.native.err"
+	else
+		pass "python3 [native]"
+		for b in $backends; do
+			t0=$SECONDS
+			timeout -k 5 120 "$xsc" run -v -b "$b" -- "$py" -I "$tmp/threads.py" \
+				>"$tmp/py.$b.out" 2>"$tmp/py.$b.err"
+			rc=$?
+			if compare "python3 [$b] ($((SECONDS - t0))s)" "$nrc" "$tmp/py.native.out" \
+				"$rc" "$tmp/py.$b.out" "$tmp/py.$b.err"; then
+				result["python3 $b"]=PASS
+			else
+				result["python3 $b"]=FAIL
+			fi
+		done
+		progs+=(python3)
+	fi
+else
+	echo "note: python3 check not run ($py missing)"
+fi
+
+# ---- summary ------------------------------------------------------------------------------
+echo
+printf '%-12s' program
+for b in $backends; do printf ' %-7s' "$b"; done
+echo
+for prog in "${progs[@]}"; do
+	name=$(basename "$prog")
+	printf '%-12s' "$name"
+	for b in $backends; do printf ' %-7s' "${result["$name $b"]:-?}"; done
+	echo
+done
+echo "$npass passed, $nfail failed in $((SECONDS - t_start))s"
+[ "$nfail" -eq 0 ]
