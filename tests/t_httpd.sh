@@ -8,7 +8,8 @@
 # against it (byte-for-byte responses, concurrency, pipelining, malformed
 # and traversal requests, vanishing clients, fd leak check), check the
 # server is still alive, stop it.  httpd-xsc is run once per executor
-# that can carry blocking calls (not inline).  Exit 0 pass, 1 fail, 77 skip (nothing built, no python3).
+# that can carry blocking calls (not inline), and so is the unmodified
+# httpd-nptl under `xsc run` (transparent mode).  Exit 0 pass, 1 fail, 77 skip (nothing built, no python3).
 set -u
 build=$(cd "${1:?usage: t_httpd.sh BUILD_DIR}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -83,4 +84,14 @@ for b in "${bins[@]}"; do
 		run_server "$b" "$bindir/$b" || rc=1
 	fi
 done
+# Transparent mode: the unmodified httpd-nptl binary under `xsc run`.
+if [ -x "$bindir/httpd-nptl" ] && [ -f "$build/libxsc-preload.so" ]; then
+	printf '#!/bin/sh\nexec "%s" run -- "%s" "$@"\n' "$build/xsc" "$bindir/httpd-nptl" >"$tmp/xsc-run-httpd"
+	chmod +x "$tmp/xsc-run-httpd"
+	for be in uring sqpoll worker; do
+		run_server "httpd-nptl+xsc-run[$be]" "$tmp/xsc-run-httpd" XSC_BACKEND="$be" || rc=1
+	done
+else
+	echo "note: no libxsc-preload.so (sanitizer build): httpd-nptl under xsc run not tested"
+fi
 exit $rc
