@@ -84,6 +84,20 @@ grep -o '!\[[^]]*\]([^)]*)' "$d/all/REPORT.md" | sed 's/.*(\(.*\))/\1/' |
 	while read -r img; do [ -f "$d/all/$img" ] || { echo "FAIL: all: $img missing"; exit 1; }; done || exit 1
 echo "ok all ($((SECONDS - t0))s)"
 
+# transparent (run by all): the unmodified httpd-nptl natively and under
+# xsc run; needs wrk and the preload library (not in sanitizer builds).
+if command -v wrk >/dev/null && [ -f "$(dirname "$x")/libxsc-preload.so" ]; then
+	csv=$d/all/transparent.csv
+	[ -f "$csv" ] || { cat "$d/all/transparent.err" 2>/dev/null | tail -5; fail "transparent: no CSV"; }
+	head -n 1 "$csv" | grep -q 'httpd-nptl+xsc-run cpu us/req' || fail "transparent: header"
+	# columns: conc, then 5 servers x (req/s, p50, p99, cpu); nptl = 1st, xsc-run = 5th
+	awk -F, 'NR > 1 { n++; if (!($2 > 0 && $6 > 0 && $17 > 0 && $21 > 0 && $21 / $17 < 50)) bad = 1 }
+		END { exit bad || n < 2 }' "$csv" || fail "transparent: values out of bounds: $(cat "$csv")"
+	echo "ok transparent"
+else
+	echo "note: wrk or libxsc-preload.so missing: transparent not checked"
+fi
+
 # Unknown experiment: exit 2 and the list of valid names.
 "$x" bench nosuch >/dev/null 2>"$d/nosuch.err"; rc=$?
 [ $rc -eq 2 ] || fail "nosuch: exit $rc"
