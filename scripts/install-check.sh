@@ -37,4 +37,17 @@ if [ "$want" != "$have" ]; then
 	diff <(echo "$want") <(echo "$have") || true
 	exit 1
 fi
-echo "install-check: ok ($(echo "$have" | wc -l) exported symbols, pkg-config consumer runs)"
+# transparent mode from the installed tree: `xsc run` finds the preload
+# library in ../<libdir> (not built under the sanitizers)
+tp=skipped
+if [ -f "$(pkg-config --variable=libdir xsc)/libxsc-preload.so" ]; then
+	printf '#include <pthread.h>\n#include <stdio.h>\nstatic void *f(void *a) { puts("run-ok"); return a; }\nint main(void) { pthread_t t; pthread_create(&t, 0, f, 0); return pthread_join(t, 0); }\n' >"$prefix/thr.c"
+	cc -pthread -o "$prefix/thr" "$prefix/thr.c"
+	out=$("$prefix/bin/xsc" run -v -- "$prefix/thr" 2>&1)
+	if ! echo "$out" | grep -q '^run-ok$' || ! echo "$out" | grep -q 'threads as fibers'; then
+		echo "install-check: installed xsc run did not engage the shim:"; echo "$out"
+		exit 1
+	fi
+	tp=ok
+fi
+echo "install-check: ok ($(echo "$have" | wc -l) exported symbols, pkg-config consumer runs, installed xsc run: $tp)"
