@@ -708,12 +708,11 @@ static void apply_config(const struct xsc_runtime_config *cfg)
 		xsc__rt.cfg.batch = 64;
 }
 
-XSC_EXPORT int xsc_main(int (*fn)(int, char **), int argc, char **argv,
-			const struct xsc_runtime_config *cfg)
+/* Applies the configuration and allocates the vcpus (not started). */
+static int vcpus_alloc(const struct xsc_runtime_config *cfg)
 {
-	struct main_args m = { fn, argc, argv };
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int n, ret;
+	int n;
 
 	if (xsc__rt.v)
 		return -EBUSY;
@@ -724,26 +723,45 @@ XSC_EXPORT int xsc_main(int (*fn)(int, char **), int argc, char **argv,
 		return -ENOMEM;
 	memset(xsc__rt.v, 0, sizeof(struct xsc_vcpu) * (size_t)n);
 	xsc__rt.n = n;
-	atomic_store(&xsc__rt.stop, 0);
 	for (int i = 0; i < n; i++) {
 		xsc__rt.v[i].id = i;
 		xsc__rt.v[i].cpu = (int)((xsc__rt.cfg.first_cpu + i) % (ncpu > 0 ? ncpu : 1));
 	}
+	return 0;
+}
+
+/* Starts v on a thread of its own: each vcpu opens its own handle (and
+ * ring: single issuer) on its own thread; waits until it has. */
+static int vcpu_spawn(struct xsc_vcpu *v)
+{
+	int ret = -pthread_create(&v->th, NULL, vcpu_thread, v);
+
+	if (ret)
+		return ret;
+	while (!atomic_load(&v->inited))
+		sched_yield();
+	ret = atomic_load(&v->inited);
+	return ret < 0 ? ret : 0;
+}
+
+XSC_EXPORT int xsc_main(int (*fn)(int, char **), int argc, char **argv,
+			const struct xsc_runtime_config *cfg)
+{
+	struct main_args m = { fn, argc, argv };
+	int n, ret;
+
+	ret = vcpus_alloc(cfg);
+	if (ret < 0)
+		return ret;
+	n = xsc__rt.n;
+	atomic_store(&xsc__rt.stop, 0);
 	ret = vcpu_init(&xsc__rt.v[0]);
 	if (ret < 0)
 		goto out_free;
 	for (int i = 1; i < n; i++) {
-		/* each vcpu opens its own handle (and ring: single issuer) on
-		 * its own thread; wait until it has */
-		ret = -pthread_create(&xsc__rt.v[i].th, NULL, vcpu_thread, &xsc__rt.v[i]);
-		if (ret)
+		ret = vcpu_spawn(&xsc__rt.v[i]);
+		if (ret < 0)
 			goto out_stop;
-		while (!atomic_load(&xsc__rt.v[i].inited))
-			sched_yield();
-		if (atomic_load(&xsc__rt.v[i].inited) < 0) {
-			ret = atomic_load(&xsc__rt.v[i].inited);
-			goto out_stop;
-		}
 	}
 	ret = xsc_thread_create(NULL, &(xsc_thread_attr_t){ .detached = 1 },
 				main_fiber, &m);
@@ -776,34 +794,15 @@ out_free:
 
 /* ---- transparent mode ---------------------------------------------------------- */
 
+/* Fails with vcpus possibly already running (with dispatch on in
+ * transparent mode): the caller cannot go on natively and aborts. */
 int xsc__rt_start(const struct xsc_runtime_config *cfg)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int n;
+	int ret = vcpus_alloc(cfg);
 
-	if (xsc__rt.v)
-		return -EBUSY;
-	apply_config(cfg);
-	n = (int)xsc__rt.cfg.nthreads;
-	xsc__rt.v = aligned_alloc(64, sizeof(struct xsc_vcpu) * (size_t)n);
-	if (!xsc__rt.v)
-		return -ENOMEM;
-	memset(xsc__rt.v, 0, sizeof(struct xsc_vcpu) * (size_t)n);
-	xsc__rt.n = n;
-	for (int i = 0; i < n; i++) {
-		xsc__rt.v[i].id = i;
-		xsc__rt.v[i].cpu = (int)((xsc__rt.cfg.first_cpu + i) % (ncpu > 0 ? ncpu : 1));
-	}
-	for (int i = 0; i < n; i++) {
-		int ret = -pthread_create(&xsc__rt.v[i].th, NULL, vcpu_thread, &xsc__rt.v[i]);
-		if (ret)
-			return ret;	/* the caller runs the program natively */
-		while (!atomic_load(&xsc__rt.v[i].inited))
-			sched_yield();
-		if (atomic_load(&xsc__rt.v[i].inited) < 0)
-			return atomic_load(&xsc__rt.v[i].inited);
-	}
-	return 0;
+	for (int i = 0; ret == 0 && i < xsc__rt.n; i++)
+		ret = vcpu_spawn(&xsc__rt.v[i]);
+	return ret;
 }
 
 void xsc__rt_adopt(struct xsc_fiber *f)
