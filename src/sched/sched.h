@@ -138,14 +138,20 @@ extern bool xsc__tp;
 extern void (*xsc__tp_vcpu_start)(struct xsc_vcpu *v);
 extern void (*xsc__tp_reap)(struct xsc_fiber *f);
 
+/* The vcpu of this kernel thread in transparent mode, or NULL. */
+static inline struct xsc_vcpu *xsc__gs_vcpu(void)
+{
+	uint64_t g;
+
+	__asm__ __volatile__("rdgsbase %0" : "=r"(g) :: "memory");
+	return (struct xsc_vcpu *)(uintptr_t)g;
+}
+
 static inline struct xsc_vcpu *xsc__vcpu(void)
 {
 	__asm__ __volatile__("" ::: "memory");
-	if (__builtin_expect(xsc__tp, 0)) {
-		uint64_t g;
-		__asm__ __volatile__("rdgsbase %0" : "=r"(g) :: "memory");
-		return (struct xsc_vcpu *)(uintptr_t)g;
-	}
+	if (__builtin_expect(xsc__tp, 0))
+		return xsc__gs_vcpu();
 	return xsc__self;
 }
 

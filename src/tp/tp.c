@@ -151,7 +151,7 @@ static void warn_once(_Atomic int *flag, const char *msg)
 
 static struct xsc_fiber *cur_fiber(void)
 {
-	struct xsc_vcpu *v = xsc__tp_vcpu();
+	struct xsc_vcpu *v = xsc__gs_vcpu();
 	return v ? v->cur : NULL;
 }
 
@@ -206,30 +206,12 @@ void xsc__tp_deliver(struct xsc_fiber *f)
 {
 	uint64_t p = __atomic_fetch_and(&f->tp_pending, f->sigmask, __ATOMIC_ACQUIRE) &
 		     ~f->sigmask;	/* blocked ones stay pending */
-	int ktid = xsc__tp_vcpu()->tp_ktid;
+	int ktid = xsc__gs_vcpu()->tp_ktid;
 	long pid = xsc__sys0(SYS_getpid);
 
 	for (int s = 1; p; s++, p >>= 1)
 		if (p & 1)
 			xsc__sys3(SYS_tgkill, pid, ktid, s);
-}
-
-/* The real kernel thread a signal for virtual thread `vtid` goes to, or 0
- * when vtid names no fiber (then it is a real thread id). */
-static int tid_host(int vtid)
-{
-	int host = 0;
-
-	xsc__spin_lock(&tp.lock);
-	for (struct xsc_fiber *f = tp.tids[(unsigned)vtid % NTID]; f; f = f->tp_link) {
-		if (f->vtid == vtid) {
-			struct xsc_vcpu *v = f->home ? f->home : &xsc__rt.v[0];
-			host = v->tp_ktid;
-			break;
-		}
-	}
-	xsc__spin_unlock(&tp.lock);
-	return host;
 }
 
 /* ---- fiber records ------------------------------------------------------------ */
@@ -282,7 +264,7 @@ static void child_entry(void *arg)
 {
 	struct xsc_fiber *f = arg;
 
-	xsc__tp_vcpu()->tp_sel = TP_SEL_BLOCK;
+	xsc__gs_vcpu()->tp_sel = TP_SEL_BLOCK;
 	xsc__tp_resume(f->tp_regs);
 }
 
@@ -351,7 +333,7 @@ static void reap(struct xsc_fiber *f)
 
 static void __attribute__((noreturn)) thread_exit(void)
 {
-	struct xsc_vcpu *v = xsc__tp_vcpu();
+	struct xsc_vcpu *v = xsc__gs_vcpu();
 	struct xsc_fiber *f = v->cur;
 
 	v->dead = f;
@@ -362,7 +344,7 @@ static void __attribute__((noreturn)) thread_exit(void)
 /* fork, vfork, clone of a process. */
 static long fork_like(long nr, const long *a, ucontext_t *uc)
 {
-	struct xsc_vcpu *v = xsc__tp_vcpu();
+	struct xsc_vcpu *v = xsc__gs_vcpu();
 	uint64_t flags = 0, stack = 0;
 	long r;
 
@@ -403,7 +385,7 @@ static long exec_(long nr, const long *a)
 	r = xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
 		  (long)tp.text_lo, (long)(tp.text_hi - tp.text_lo),
-		  (long)&xsc__tp_vcpu()->tp_sel, 0);
+		  (long)&xsc__gs_vcpu()->tp_sel, 0);
 	return r;
 }
 
@@ -473,7 +455,7 @@ static long futex(const long *a)
  * selector at ALLOW, so its calls run directly and never switch fibers. */
 static void sig_tramp(int sig, siginfo_t *si, void *uc)
 {
-	struct xsc_vcpu *v = xsc__tp ? xsc__tp_vcpu() : NULL;
+	struct xsc_vcpu *v = xsc__tp ? xsc__gs_vcpu() : NULL;
 	struct kact *k = &tp.act[sig];
 	void *h = k->handler;
 	unsigned long flags = k->flags;
@@ -544,7 +526,7 @@ static long sigaction_(const long *a)
 
 static long sigprocmask_(const long *a, ucontext_t *uc)
 {
-	struct xsc_vcpu *v = xsc__tp_vcpu();
+	struct xsc_vcpu *v = xsc__gs_vcpu();
 	uint64_t *m = (uint64_t *)&uc->uc_sigmask, cur = *m, nm = cur;
 	const uint64_t *set = (const void *)a[1];
 	uint64_t *old = (void *)a[2];
@@ -586,7 +568,7 @@ static long kill_(long nr, const long *a)
 		return 0;
 	}
 	if (f && tid == f->vtid)
-		host = xsc__tp_vcpu()->tp_ktid;	/* delivered before we return */
+		host = xsc__gs_vcpu()->tp_ktid;	/* delivered before we return */
 	else if ((host = tid_post(tid, sig)) == 0)
 		return xsc__sys6(nr, a[0], a[1], a[2], 0, 0, 0);
 	else
@@ -697,7 +679,7 @@ static long dispatch(long nr, const long *a, ucontext_t *uc)
 		memcpy((void *)a[2], tp.affinity, (size_t)tp.affinity_len);
 		return tp.affinity_len;
 	case SYS_sched_setaffinity:
-		if (a[0] && a[0] != f->vtid && !tid_host((int)a[0]))
+		if (a[0] && a[0] != f->vtid && !tid_post((int)a[0], 0))
 			break;
 		warn_once(&tp.warned_affinity, "thread affinity is ignored "
 			  "(threads are fibers; vcpus are pinned)");
@@ -736,7 +718,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc_)
 {
 	ucontext_t *uc = uc_;
 	greg_t *g = uc->uc_mcontext.gregs;
-	struct xsc_vcpu *v = xsc__tp ? xsc__tp_vcpu() : NULL;
+	struct xsc_vcpu *v = xsc__tp ? xsc__gs_vcpu() : NULL;
 	int *errp = &errno, saved = *errp;
 	long a[6] = { g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9] };
 	long nr = si->si_syscall, r;
@@ -756,7 +738,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc_)
 	*errp = saved;
 	if (!xsc__tp)	/* a forked child */
 		return;
-	v = xsc__tp_vcpu();
+	v = xsc__gs_vcpu();
 	if (v->cur->tp_pending & ~v->cur->sigmask)
 		xsc__tp_deliver(v->cur);
 	if (v->tp_vfork)
@@ -938,7 +920,7 @@ static int wrap_main(int argc, char **argv, char **envp)
 	const char *off = getenv("XSC_TRANSPARENT");
 
 	if (!(off && strcmp(off, "0") == 0) && start() == 0)
-		xsc__tp_vcpu()->tp_sel = TP_SEL_BLOCK;
+		xsc__gs_vcpu()->tp_sel = TP_SEL_BLOCK;
 	return tp.main(argc, argv, envp);
 }
 

@@ -17,15 +17,6 @@ long xsc__tp_call(long nr, const long *a);
 /* Raises signals other threads sent to fiber f (running). */
 void xsc__tp_deliver(struct xsc_fiber *f);
 
-/* The vcpu of this kernel thread, or NULL (any other thread). */
-static inline struct xsc_vcpu *xsc__tp_vcpu(void)
-{
-	uint64_t g;
-
-	__asm__ __volatile__("rdgsbase %0" : "=r"(g) :: "memory");
-	return (struct xsc_vcpu *)(uintptr_t)g;
-}
-
 /* Entry from a libc function the library interposes (wrap.c): program
  * code on a fiber runs with the selector at BLOCK; anything else (our own
  * code, signal handlers, threads that are not vcpus, a forked child) runs
@@ -35,13 +26,13 @@ static inline long xsc__tp_fast(long nr, long a0, long a1, long a2, long a3,
 {
 	struct xsc_vcpu *v;
 
-	if (xsc__tp && (v = xsc__tp_vcpu()) != NULL && v->cur &&
+	if (xsc__tp && (v = xsc__gs_vcpu()) != NULL && v->cur &&
 	    v->tp_sel == TP_SEL_BLOCK) {
 		long a[6] = { a0, a1, a2, a3, a4, a5 }, r;
 		v->tp_sel = TP_SEL_ALLOW;
 		v->tp_nfast++;
 		r = xsc__tp_call(nr, a);
-		v = xsc__tp_vcpu();
+		v = xsc__gs_vcpu();
 		if (__builtin_expect((v->cur->tp_pending & ~v->cur->sigmask) != 0, 0))
 			xsc__tp_deliver(v->cur);
 		v->tp_sel = TP_SEL_BLOCK;
