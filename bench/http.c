@@ -46,6 +46,8 @@
 
 #include "harness.h"
 
+int xsc_run_find_preload(char *out, size_t n);	/* tools/run.c */
+
 #define MAXCONC 8
 #define FILE_NAME "file.html"
 
@@ -729,13 +731,49 @@ static int measure_all(struct ctx *c, struct server *sv, const int *conc, int nc
 	return 0;
 }
 
+/* Starts the available servers, measures them at every concurrency,
+ * prints the table and the ratios (server a / server b), writes NAME.csv
+ * and the plots, stops the servers.  0 when every run succeeded, else 1. */
+static int serve_and_measure(struct ctx *c, struct server *sv, const int *conc, int nc,
+			     const char *name, const int (*ratios)[2], int nratio)
+{
+	int ok = 0;
+
+	raise_nofile();
+	signal(SIGPIPE, SIG_IGN);
+	if (make_tmp(c))
+		return 1;
+	for (int s = 0; s < NSERV; s++)
+		if (sv[s].avail && (sv[s].nginx ? start_nginx(c, &sv[s])
+						: start_httpd(c, &sv[s], 0)))
+			goto out;
+	printf("%d s per run, %d rounds, %d-byte file, server on core %d, wrk -t1 on "
+	       "core %d\n", c->dur, c->o.rounds, c->size, c->srv_cpu, c->wrk_cpu);
+	if (measure_all(c, sv, conc, nc))
+		goto out;
+	print_table(sv, conc, nc);
+	for (int i = 0; i < nratio; i++)
+		print_ratio(sv, ratios[i][0], ratios[i][1], conc, nc);
+	ok = write_http_csv(c, name, sv, conc, nc) == 0;
+	if (ok) {
+		plot_http(c, name, sv);
+		printf("wrote %s/%s.csv and %s/%s-{throughput,latency,cpu}.png\n",
+		       c->o.out, name, c->o.out, name);
+	}
+out:
+	for (int s = 0; s < NSERV; s++)
+		stop(sv[s].pid);
+	rm_tmp(c);
+	return ok ? 0 : 1;
+}
+
 int xsc_bench_http(int argc, char **argv)
 {
 	static const int full[] = { 16, 64, 256, 1024, 4096 }, quick[] = { 64, 256 };
 	struct server sv[NSERV];
 	const char *given = NULL;
 	struct ctx c;
-	int nc, ok = 0, r = parse(argc, argv, &c, http_usage, &given);
+	int nc, r = parse(argc, argv, &c, http_usage, &given);
 
 	if (r)
 		return r > 0 ? 0 : 2;
@@ -763,34 +801,9 @@ int xsc_bench_http(int argc, char **argv)
 	if (!sv[XSCT].avail)
 		printf("note: httpd-xsc not built (the xsc threads runtime is not in "
 		       "this tree yet); measuring httpd-nptl and nginx\n");
-	raise_nofile();
-	signal(SIGPIPE, SIG_IGN);
-	if (make_tmp(&c))
-		return 1;
-	for (int s = 0; s < NSERV; s++)
-		if (sv[s].avail && (sv[s].nginx ? start_nginx(&c, &sv[s])
-						: start_httpd(&c, &sv[s], 0)))
-			goto out;
-	printf("%d s per run, %d rounds, %d-byte file, server on core %d, wrk -t1 on "
-	       "core %d\n", c.dur, c.o.rounds, c.size, c.srv_cpu, c.wrk_cpu);
-	if (measure_all(&c, sv, conc, nc))
-		goto out;
-	print_table(sv, conc, nc);
-	print_ratio(sv, XSCT, NPTL, conc, nc);
-	print_ratio(sv, XSCT, NGINX, conc, nc);
-	print_ratio(sv, XSCSQ, XSCT, conc, nc);
-	print_ratio(sv, NPTL, NGINX, conc, nc);
-	ok = write_http_csv(&c, "http", sv, conc, nc) == 0;
-	if (ok) {
-		plot_http(&c, "http", sv);
-		printf("wrote %s/http.csv and %s/http-{throughput,latency,cpu}.png\n",
-		       c.o.out, c.o.out);
-	}
-out:
-	for (int s = 0; s < NSERV; s++)
-		stop(sv[s].pid);
-	rm_tmp(&c);
-	return ok ? 0 : 1;
+	static const int ratios[][2] = { { XSCT, NPTL }, { XSCT, NGINX },
+					 { XSCSQ, XSCT }, { NPTL, NGINX } };
+	return serve_and_measure(&c, sv, conc, nc, "http", ratios, 4);
 }
 
 /* ---- xsc bench transparent ------------------------------------------- */
@@ -810,7 +823,7 @@ int xsc_bench_transparent(int argc, char **argv)
 	const char *given = NULL;
 	char lib[1200];
 	struct ctx c;
-	int nc, ok = 0, r = parse(argc, argv, &c, tp_usage, &given);
+	int nc, r = parse(argc, argv, &c, tp_usage, &given);
 
 	if (r)
 		return r > 0 ? 0 : 2;
@@ -833,48 +846,13 @@ int xsc_bench_transparent(int argc, char **argv)
 			sv[NPTL].bin);
 		return 2;
 	}
-	{	/* `xsc run` finds the library next to itself */
-		char exe[1024];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		char *slash;
-		exe[n > 0 ? n : 0] = 0;
-		if ((slash = strrchr(exe, '/')))
-			*slash = 0;
-		snprintf(lib, sizeof(lib), "%s/libxsc-preload.so", exe);
-		if (access(lib, R_OK) && !getenv("XSC_PRELOAD")) {
-			snprintf(lib, sizeof(lib), "%s/../%s/libxsc-preload.so", exe,
-				 XSC_REL_LIBDIR);
-			if (access(lib, R_OK)) {
-				fprintf(stderr, "xsc bench transparent: libxsc-preload.so not "
-					"built (ASan build?) or installed\n");
-				return 2;
-			}
-		}
+	if (xsc_run_find_preload(lib, sizeof(lib)) < 0) {
+		fprintf(stderr, "xsc bench transparent: libxsc-preload.so not built "
+			"(ASan build?) or installed\n");
+		return 2;
 	}
-	raise_nofile();
-	signal(SIGPIPE, SIG_IGN);
-	if (make_tmp(&c))
-		return 1;
-	for (int s = 0; s < NSERV; s++)
-		if (sv[s].avail && start_httpd(&c, &sv[s], 0))
-			goto out;
-	printf("%d s per run, %d rounds, %d-byte file, server on core %d, wrk -t1 on "
-	       "core %d\n", c.dur, c.o.rounds, c.size, c.srv_cpu, c.wrk_cpu);
-	if (measure_all(&c, sv, conc, nc))
-		goto out;
-	print_table(sv, conc, nc);
-	print_ratio(sv, XRUN, NPTL, conc, nc);
-	ok = write_http_csv(&c, "transparent", sv, conc, nc) == 0;
-	if (ok) {
-		plot_http(&c, "transparent", sv);
-		printf("wrote %s/transparent.csv and %s/transparent-{throughput,latency,cpu}.png\n",
-		       c.o.out, c.o.out);
-	}
-out:
-	for (int s = 0; s < NSERV; s++)
-		stop(sv[s].pid);
-	rm_tmp(&c);
-	return ok ? 0 : 1;
+	static const int ratios[][2] = { { XRUN, NPTL } };
+	return serve_and_measure(&c, sv, conc, nc, "transparent", ratios, 1);
 }
 
 /* ---- xsc bench sensitivity --------------------------------------------- */

@@ -38,7 +38,8 @@ static int is_file(const char *p)
 	return access(p, R_OK) == 0;
 }
 
-static int find_preload(char *out, size_t n)
+/* Also used by `xsc bench transparent` (bench/http.c). */
+int xsc_run_find_preload(char *out, size_t n)
 {
 	const char *env = getenv("XSC_PRELOAD");
 	char exe[PATH_MAX], *dir;
@@ -171,7 +172,7 @@ int xsc_run_main(int argc, char **argv)
 		return 2;
 	}
 	if (!native) {
-		if (find_preload(lib, sizeof(lib)) < 0) {
+		if (xsc_run_find_preload(lib, sizeof(lib)) < 0) {
 			fprintf(stderr, "xsc run: libxsc-preload.so not found next to "
 				"the xsc binary or in ../%s (set XSC_PRELOAD)\n", XSC_REL_LIBDIR);
 			return 127;
