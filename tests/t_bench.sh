@@ -84,6 +84,47 @@ grep -o '!\[[^]]*\]([^)]*)' "$d/all/REPORT.md" | sed 's/.*(\(.*\))/\1/' |
 	while read -r img; do [ -f "$d/all/$img" ] || { echo "FAIL: all: $img missing"; exit 1; }; done || exit 1
 echo "ok all ($((SECONDS - t0))s)"
 
+# The experiments only `all` runs in this test (copy, http, sensitivity):
+# their CSVs must be complete and their values sane, not just exist.
+# acheck FILE HEADER AWK-CONDITION MESSAGE [MIN-ROWS]
+acheck() {
+	local csv=$d/all/$1.csv
+	[ -f "$csv" ] || fail "all: no $1.csv"
+	[ "$(head -n 1 "$csv")" = "$2" ] || fail "$1: header '$(head -n 1 "$csv")'"
+	! tail -n +2 "$csv" | grep -qiE '(^|,)[-+]?(nan|inf)' || fail "$1: NaN or inf in $csv"
+	awk -F, -v msg="$1: $4" -v min="${5:-1}" 'NR > 1 { n++; if (!('"$3"')) { print "FAIL: " msg ": " $0; bad = 1 } }
+		END { if (n < min) { print "FAIL: " msg ": " n " rows, want " min; bad = 1 } exit bad }' "$csv" || exit 1
+	echo "ok $1"
+}
+{
+	# Table 3: three files; every strategy's time positive; crossings per
+	# block: plain ~2 (read + write), the looped chain strictly fewer.
+	acheck copy_table3 "file,bytes,plain_ns,mc_ns,looped_ns,looped_worker_ns,cfr_ns,cp_ns,plain_xpb,mc_xpb,looped_xpb,looped_worker_xpb,cfr_xpb,cp_xpb" \
+		'$2 > 0 && $3 > 0 && $4 > 0 && $5 > 0 && $6 > 0 && $7 > 0 && $8 > 0 && $9 >= 1.9 && $9 <= 2.6 && $11 < $9 && $10 >= 0' \
+		"times positive, plain ~2 crossings/block, looped fewer" 3
+	# Figure 8: block sizes 512..16384, savings are percentages (may be negative).
+	acheck copy_fig8 "block,plain_ns,mc_ns,looped_ns,looped_worker_ns,cfr_ns,mc_saving,looped_saving" \
+		'$1 >= 512 && $1 <= 16384 && $2 > 0 && $3 > 0 && $4 > 0 && $5 > 0 && $6 > 0 && $7 > -1000 && $7 < 100 && $8 > -1000 && $8 < 100' \
+		"times positive, savings -1000..100%" 6
+	# WSC Table 3: the five variants plus copy_file_range and cp; the WSC
+	# variants must cross less often than NORMAL (that is what they are).
+	acheck copy_wsc "portion,ns,crossings" '$2 > 0 && $3 >= 0' "times positive, crossings non-negative" 7
+	awk -F, '$1 == "NORMAL" { n = $3 } $1 == "WSC+COLLECT" { w = $3 } $1 == "WSC+RW" { r = $3 }
+		END { exit !(n > 0 && w > 0 && r > 0 && w < n && r < n) }' "$d/all/copy_wsc.csv" ||
+		fail "copy_wsc: WSC variants do not cross less than NORMAL: $(cat "$d/all/copy_wsc.csv")"
+}
+if command -v wrk >/dev/null; then
+	# http: conc, then 5 servers x (req/s, p50, p99, cpu): nptl and xsc are
+	# always measured (columns 2/3 req/s, 17/18 cpu); p50 <= p99.
+	acheck http "concurrency,httpd-nptl req/s,httpd-xsc req/s,httpd-xsc-sq req/s,nginx req/s,httpd-nptl+xsc-run req/s,httpd-nptl p50 us,httpd-xsc p50 us,httpd-xsc-sq p50 us,nginx p50 us,httpd-nptl+xsc-run p50 us,httpd-nptl p99 us,httpd-xsc p99 us,httpd-xsc-sq p99 us,nginx p99 us,httpd-nptl+xsc-run p99 us,httpd-nptl cpu us/req,httpd-xsc cpu us/req,httpd-xsc-sq cpu us/req,nginx cpu us/req,httpd-nptl+xsc-run cpu us/req" \
+		'$1 > 0 && $2 > 0 && $3 > 0 && $17 > 0 && $18 > 0 && $7 <= $12 && $8 <= $13 && $18 / $17 < 50 && $17 / $18 < 50' \
+		"nptl and xsc measured, p50 <= p99, CPU ratio sane" 2
+	acheck sensitivity "entries,req/s,p99 us,cpu us/req" '$1 >= 64 && $1 <= 1024 && $2 > 0 && $3 > 0 && $4 > 0' \
+		"entries 64..1024, values positive" 2
+else
+	echo "note: wrk missing: http and sensitivity not checked"
+fi
+
 # transparent (run by all): the unmodified httpd-nptl natively and under
 # xsc run; needs wrk and the preload library (not in sanitizer builds).
 if command -v wrk >/dev/null && [ -f "$(dirname "$x")/libxsc-preload.so" ]; then
