@@ -102,8 +102,6 @@ static double one(struct xsc *x, int s, const char *src, const char *dst,
 	*cross = s == S_PLAIN ? (double)(4 + 2 * blocks + 1) :
 		 s == S_CFR ? (double)(4 + 2) :
 		 (double)(b.crossings - a.crossings);
-	if (s == S_LOOP || s == S_LOOPW)
-		*cross += 1;	/* the fstat that sizes the speculation */
 	if (s == S_CP)
 		*cross = 0;	/* not measured: another process */
 	return ns;

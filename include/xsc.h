@@ -396,16 +396,24 @@ enum xsc_mc_cond { XSC_MC_LE = 1, XSC_MC_LT, XSC_MC_EQ, XSC_MC_NE, XSC_MC_GE,
 struct xsc_mc_opts {
 	int path;		/* enum xsc_mc_path to ask for; a path that
 				   cannot run the chain exactly declines */
-	/* Looped multi-call: with max_iter > 0 the chain is repeated until
+	/* Looped multi-call: with max_iter > 0 the body is repeated until
 	 * the condition holds right after call until_call (the rest of that
 	 * iteration does not run), a checked call fails, or max_iter
-	 * iterations ran.  References name calls of the same iteration. */
+	 * iterations ran.  References to body calls name the same
+	 * iteration.  The body is calls[loop_first..loop_end) (loop_end 0 =
+	 * n): calls before it run once first (a prologue: opens), calls
+	 * after it once when the loop ended by its condition or its bound (an
+	 * epilogue: closes; not after a failed checked call).  Body calls may
+	 * reference the prologue, epilogue calls the prologue and earlier
+	 * epilogue calls, not the body. */
 	unsigned max_iter;
 	int until_call;
 	int until_op;		/* enum xsc_mc_cond */
 	long until_val;
 	unsigned batch;		/* uring: iterations per submission; 0 = adaptive */
 	int sum_call;		/* report.sum adds this call's results >= 0; -1 */
+	int loop_first;		/* first call of the loop body (0) */
+	int loop_end;		/* one past its last call (0 = n) */
 };
 
 /* What stopped a chain (xsc_mc_report.stop). */

@@ -64,14 +64,18 @@ static int check_ref(long v, unsigned i)
 
 /* A private open must be closed by a later close that names its result,
  * and its result may feed only fd arguments (args[0]) of the calls
- * before that close. */
-static int check_private(const struct xsc_mc *c, unsigned n, unsigned k)
+ * before that close, in the same part of the chain (an open in the loop
+ * body is closed in the body: every iteration opens it again), or, for
+ * a prologue open, in the epilogue. */
+static int check_private(const struct mc_run *r, unsigned k)
 {
+	const struct xsc_mc *c = r->c;
 	bool closed = false;
+	int seg = mc_seg(r, k);
 
 	if (!is_open(c[k].nr))
 		return -EINVAL;
-	for (unsigned j = k + 1; j < n; j++)
+	for (unsigned j = k + 1; j < r->n; j++)
 		for (int b = 0; b < 6; b++) {
 			long v = c[j].args[b];
 			if (!(c[j].fwd >> b & 1) || REF_CALL(v) != k)
@@ -79,39 +83,61 @@ static int check_private(const struct xsc_mc *c, unsigned n, unsigned k)
 			if (b != 0 || REF_SRC(v) != REF_RES || closed)
 				return -EINVAL;
 			closed = c[j].nr == SYS_close;
+			if (closed && mc_seg(r, j) != seg &&
+			    !(seg == SEG_PRO && mc_seg(r, j) == SEG_EPI))
+				return -EINVAL;
 		}
 	return closed ? 0 : -EINVAL;
 }
 
 static int check_loop(const struct xsc_mc_opts *o, unsigned n)
 {
+	unsigned le = o->loop_end ? (unsigned)o->loop_end : n;
+
 	if (o->sum_call < -1 || o->sum_call >= (int)n)
 		return -EINVAL;
 	if (!o->max_iter)
-		return 0;
+		return o->loop_first || o->loop_end ? -EINVAL : 0;
 	if (o->max_iter > XSC_MC_ITER_MAX)
 		return -E2BIG;
-	if (o->until_call < 0 || o->until_call >= (int)n ||
+	if (o->loop_first < 0 || o->loop_end < 0 || le > n ||
+	    (unsigned)o->loop_first >= le)
+		return -EINVAL;
+	if (o->until_call < o->loop_first || o->until_call >= (int)le ||
 	    o->until_op < XSC_MC_LE || o->until_op > XSC_MC_GT)
 		return -EINVAL;
 	return 0;
 }
 
-static int validate(const struct xsc_mc *c, unsigned n,
-		    const struct xsc_mc_opts *o)
+static int validate(struct mc_run *r)
 {
 	const unsigned known = XSC_MC_CHECK | XSC_MC_FULL | XSC_MC_PRIVATE;
+	const struct xsc_mc *c = r->c;
+	int err = check_loop(r->o, r->n);
 
-	for (unsigned i = 0; i < n; i++) {
+	if (err < 0)
+		return err;
+	r->loop = r->o->max_iter > 0;
+	r->lf = r->loop ? (unsigned)r->o->loop_first : 0;
+	r->le = r->loop && r->o->loop_end ? (unsigned)r->o->loop_end : r->n;
+	r->max = r->loop ? r->o->max_iter : 1;
+	for (unsigned i = 0; i < r->n; i++) {
 		if ((c[i].flags & ~known) || (c[i].fwd & ~0x3fu))
 			return -EINVAL;
-		for (int b = 0; b < 6; b++)
-			if ((c[i].fwd >> b & 1) && check_ref(c[i].args[b], i) < 0)
+		for (int b = 0; b < 6; b++) {
+			if (!(c[i].fwd >> b & 1))
+				continue;
+			if (check_ref(c[i].args[b], i) < 0)
 				return -EINVAL;
-		if ((c[i].flags & XSC_MC_PRIVATE) && check_private(c, n, i) < 0)
+			/* the epilogue runs after the loop: no body values */
+			if (mc_seg(r, i) == SEG_EPI &&
+			    mc_seg(r, REF_CALL(c[i].args[b])) == SEG_BODY)
+				return -EINVAL;
+		}
+		if ((c[i].flags & XSC_MC_PRIVATE) && check_private(r, i) < 0)
 			return -EINVAL;
 	}
-	return check_loop(o, n);
+	return 0;
 }
 
 /* ---- forwarding and settling ------------------------------------------ */
@@ -196,21 +222,52 @@ static bool failed(const struct mc_run *r, unsigned i, long ret)
 	return (c->flags & XSC_MC_FULL) && mc_is_rw(c->nr) && ret < r->a[i][2];
 }
 
-static void stop(struct mc_run *r, unsigned i, int why)
+static void finish(struct mc_run *r, int why, int ret)
 {
-	for (unsigned j = i + 1; j < r->n; j++)
-		r->c[j].ret = -ECANCELED;
-	if (why == XSC_MC_FAILED || why == XSC_MC_UNTIL)
-		r->iter++;	/* the iteration it stopped in counts */
 	r->stopped = true;
 	r->stop = why;
-	r->ret = why == XSC_MC_FAILED ? (int)i : (int)r->n;
+	r->ret = ret;
+}
+
+/* The loop ended after call i (by its condition or bound): the rest of
+ * that iteration did not run; the epilogue comes next, if any. */
+static void end_loop(struct mc_run *r, unsigned i, int why)
+{
+	for (unsigned j = i + 1; j < r->le; j++)
+		r->c[j].ret = -ECANCELED;
+	if (r->le == r->n) {
+		finish(r, why, (int)r->n);
+		return;
+	}
+	r->loop_end_why = why;
+	r->next = r->le;
+}
+
+bool mc_next_pos(const struct mc_run *r, unsigned *it, unsigned *i)
+{
+	if (*i + 1 == r->le && *i >= r->lf) {	/* end of an iteration */
+		if (++*it < r->max) {
+			*i = r->lf;
+			return true;
+		}
+		*i = r->le;
+		return *i < r->n;
+	}
+	return ++*i < r->n;
+}
+
+bool mc_settled(const struct mc_run *r, unsigned it, unsigned i, unsigned k)
+{
+	(void)i;
+	if (mc_seg(r, k) != SEG_BODY)	/* runs once: a linear position */
+		return r->next > k || (mc_seg(r, k) == SEG_PRO && r->iter > 0);
+	return it == r->iter && k < r->next && mc_seg(r, r->next) == SEG_BODY;
 }
 
 bool mc_settle(struct mc_run *r, unsigned i, long ret)
 {
 	struct xsc_mc *c = &r->c[i];
-	int k;
+	int seg = mc_seg(r, i), k;
 
 	c->ret = ret;
 	if ((int)i == r->o->sum_call && ret > 0)
@@ -218,16 +275,28 @@ bool mc_settle(struct mc_run *r, unsigned i, long ret)
 	if (c->nr == SYS_close && ret == 0 && (k = mc_private_src(r, i, 0)) >= 0)
 		r->closed |= 1ull << k;
 	if (failed(r, i, ret)) {
-		stop(r, i, XSC_MC_FAILED);
-	} else if (r->loop && (int)i == r->o->until_call &&
+		for (unsigned j = i + 1; j < r->n; j++)
+			r->c[j].ret = -ECANCELED;
+		if (seg == SEG_BODY)
+			r->iter++;	/* the iteration it stopped in counts */
+		finish(r, XSC_MC_FAILED, (int)i);
+	} else if (r->loop && seg == SEG_BODY && (int)i == r->o->until_call &&
 		   cond_holds(r->o->until_op, ret, r->o->until_val)) {
-		stop(r, i, XSC_MC_UNTIL);
-	} else if (++r->next == r->n) {
-		r->next = 0;
-		if (++r->iter >= (r->loop ? r->o->max_iter : 1))
-			stop(r, i, r->loop ? XSC_MC_BOUND : XSC_MC_DONE);
-		else
-			r->closed = 0;
+		r->iter++;
+		end_loop(r, i, XSC_MC_UNTIL);
+	} else if (seg == SEG_BODY && i + 1 == r->le) {
+		if (++r->iter >= r->max) {
+			end_loop(r, i, r->loop ? XSC_MC_BOUND : XSC_MC_DONE);
+		} else {
+			r->next = r->lf;
+			/* a body's private opens open again; prologue
+			 * ones are closed only in the epilogue */
+			r->closed &= (1ull << r->lf) - 1;
+		}
+	} else if (i + 1 == r->n) {
+		finish(r, r->loop_end_why, (int)r->n);
+	} else {
+		r->next = i + 1;
 	}
 	return r->stopped;
 }
@@ -416,9 +485,6 @@ XSC_EXPORT int xsc_multicall_ex(struct xsc *x, struct xsc_mc *calls, unsigned n,
 		return -E2BIG;
 	if (n == 0)
 		return 0;
-	ret = validate(calls, n, o);
-	if (ret < 0)
-		return ret;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -426,8 +492,9 @@ XSC_EXPORT int xsc_multicall_ex(struct xsc *x, struct xsc_mc *calls, unsigned n,
 	r->c = calls;
 	r->n = n;
 	r->o = o;
-	r->loop = o->max_iter > 0;
-	ret = run(r, o->path, rep);
+	ret = validate(r);
+	if (ret == 0)
+		ret = run(r, o->path, rep);
 	free(r);
 	return ret;
 }

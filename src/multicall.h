@@ -26,6 +26,9 @@ struct mc_run {
 	unsigned n;
 	const struct xsc_mc_opts *o;
 	bool loop;
+	unsigned lf, le;		/* the body: calls [lf, le); a chain: [0, n) */
+	unsigned max;			/* iterations allowed (1 for a chain) */
+	int loop_end_why;		/* XSC_MC_UNTIL / BOUND once in the epilogue */
 	/* progress */
 	unsigned iter;			/* iteration being run */
 	unsigned next;			/* next call of that iteration */
@@ -40,6 +43,21 @@ struct mc_run {
 	unsigned submits, resumes;
 	const char *why;		/* reason for the path */
 };
+
+/* Call i's part of the chain: prologue, body, epilogue. */
+enum { SEG_PRO, SEG_BODY, SEG_EPI };
+static inline int mc_seg(const struct mc_run *r, unsigned i)
+{
+	return i < r->lf ? SEG_PRO : i < r->le ? SEG_BODY : SEG_EPI;
+}
+
+/* The position after (iteration *it, call *i) when nothing stops the
+ * run; false past the end.  The one walk the executors share with
+ * mc_settle(). */
+bool mc_next_pos(const struct mc_run *r, unsigned *it, unsigned *i);
+
+/* Whether producer k's result is settled for the call at (it, i). */
+bool mc_settled(const struct mc_run *r, unsigned it, unsigned i, unsigned k);
 
 /* Stores call i's result and applies the rules; true once the run
  * stopped.  Only in order: i == r->next. */

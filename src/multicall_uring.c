@@ -131,7 +131,10 @@ static bool speculable(const struct mc_run *r, unsigned i, int b)
 		return false;
 	if (p->flags & XSC_MC_PRIVATE)
 		return true;	/* validated: an fd argument */
-	return b == 2 && mc_is_rw(r->c[i].nr) && mc_is_rw(p->nr);
+	/* a count speculated from the producer's SQE, which sits i - k
+	 * SQEs earlier only within one part of the chain */
+	return b == 2 && mc_is_rw(r->c[i].nr) && mc_is_rw(p->nr) &&
+	       mc_seg(r, REF_CALL(v)) == mc_seg(r, i);
 }
 
 /* Crossings the classification of literal fds will cost. */
@@ -271,7 +274,7 @@ static long ref(struct urun *u, unsigned it, unsigned i, int b, unsigned m,
 	struct mc_run *r = u->r;
 	long v = r->c[i].args[b];
 	unsigned k = REF_CALL(v);
-	bool settled = it == r->iter && k < r->next;
+	bool settled = mc_settled(r, it, i, k);
 
 	if (r->c[k].flags & XSC_MC_PRIVATE) {
 		if (settled && r->c[k].ret < 0)
@@ -281,7 +284,8 @@ static long ref(struct urun *u, unsigned it, unsigned i, int b, unsigned m,
 		return 1;
 	}
 	if (!settled) {
-		if (!speculable(r, i, b))
+		/* the producer must be queued in this build, i - k SQEs back */
+		if (!speculable(r, i, b) || m < i - k || u->call[m - (i - k)] != k)
 			return 0;
 		*out = u->a[m - (i - k)][2];	/* the producer's full count */
 		return 1;
@@ -424,15 +428,18 @@ static unsigned build(struct urun *u)
 	struct mc_run *r = u->r;
 	unsigned space = io_uring_sq_space_left(&r->x->ring), m = 0;
 	unsigned it = r->iter, i = r->next;
-	unsigned it_end = r->loop ? r->iter + u->k_iters : 1;
+	unsigned it_end = r->iter + u->k_iters;
+	bool more = true;
 
 	if (space > CAP)
 		space = CAP;
-	if (r->loop && it_end > r->o->max_iter)
-		it_end = r->o->max_iter;
-	while (m < space && it < it_end && !r->stopped) {
+	if (it_end > r->max)
+		it_end = r->max;
+	while (more && m < space && !r->stopped) {
 		int64_t a[6];
 		bool fixed;
+		if (mc_seg(r, i) == SEG_BODY && it >= it_end)
+			break;
 		int p = plan(u, it, i, m, a, &fixed);
 		if (p == PLAN_BOUNDARY || (m && p != PLAN_QUEUE))
 			break;
@@ -450,10 +457,7 @@ static unsigned build(struct urun *u)
 		m++;
 		if (!cond_breaks(u, m - 1, i))
 			break;
-		if (++i == r->n) {
-			i = 0;
-			it++;
-		}
+		more = mc_next_pos(r, &it, &i);
 	}
 	return r->stopped ? 0 : m;
 }
@@ -553,7 +557,7 @@ static void collect(struct urun *u)
 			return;
 		}
 	}
-	if (r->loop && u->k_iters * 2 * r->n <= CAP)
+	if (r->loop && u->k_iters * 2 * (r->le - r->lf) + r->n <= CAP)
 		u->k_iters *= 2;	/* no break: take bigger steps */
 }
 
@@ -614,9 +618,11 @@ void xsc__mc_uring_run(struct mc_run *r)
 	if (!u)
 		return;		/* declined: the caller runs it another way */
 	u->r = r;
+	unsigned body = r->le - r->lf, once = r->n - body;
+
 	u->k_iters = r->o->batch ? r->o->batch : 4;
-	if (u->k_iters * r->n > CAP)
-		u->k_iters = CAP / r->n ? CAP / r->n : 1;
+	if (u->k_iters * body + once > CAP)
+		u->k_iters = (CAP - once) / body ? (CAP - once) / body : 1;
 	u->prev = cur;
 	cur = u;
 	if (r->x->sq_ready)	/* others' SQEs first: one could stop a submit */

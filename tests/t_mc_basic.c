@@ -61,6 +61,26 @@ static void bad_input(struct xsc *x, int p[2])
 	CHECK_EQ(xsc_multicall_ex(x, c, 2, &o, NULL), -EINVAL);
 	o.until_call = 0, o.max_iter = XSC_MC_ITER_MAX + 1;
 	CHECK_EQ(xsc_multicall_ex(x, c, 2, &o, NULL), -E2BIG);
+	/* loop body bounds: inside the chain, not empty, holding until_call;
+	 * not without a loop */
+	o.max_iter = 3, o.until_call = 0;
+	o.loop_first = 1, o.loop_end = 2;	/* until_call before the body */
+	CHECK_EQ(xsc_multicall_ex(x, c, 2, &o, NULL), -EINVAL);
+	o.until_call = 1, o.loop_first = 1, o.loop_end = 1;
+	CHECK_EQ(xsc_multicall_ex(x, c, 2, &o, NULL), -EINVAL);
+	o.loop_end = 3;
+	CHECK_EQ(xsc_multicall_ex(x, c, 2, &o, NULL), -EINVAL);
+	o.loop_first = -1, o.loop_end = 0;
+	CHECK_EQ(xsc_multicall_ex(x, c, 2, &o, NULL), -EINVAL);
+	o.max_iter = 0, o.loop_first = 1, o.until_call = 0;
+	CHECK_EQ(xsc_multicall_ex(x, c, 2, &o, NULL), -EINVAL);
+	/* an epilogue call may not read the body's results */
+	set(&c[2], SYS_write, 0, p[1], (long)"zz", 2, 0, 0);
+	xsc_mc_fwd(&c[2], 2, XSC_MC_RET(1));
+	xsc_mc_opts_init(&o);
+	o.max_iter = 3, o.until_call = 1, o.until_op = XSC_MC_LE;
+	o.loop_first = 1, o.loop_end = 2;
+	CHECK_EQ(xsc_multicall_ex(x, c, 3, &o, NULL), -EINVAL);
 	/* nothing ran: the pipe is empty */
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 	CHECK_EQ(read(p[0], b, sizeof(b)), -1);
@@ -164,6 +184,94 @@ static void loop_pipe(struct xsc *x, const char *dir)
 	close(out);
 }
 
+/* The whole copy as ONE looped chain: the opens as its prologue, the
+ * read/write body until read returns 0, the closes as its epilogue.  On
+ * io_uring the fds are private (direct descriptors, never classified):
+ * two enters for the file, one for the opens and every block (the short
+ * read at EOF breaks the link), one for the closes. */
+static void whole_file(struct xsc *x, const char *dir)
+{
+	struct xsc_mc c[6];
+	struct xsc_mc_opts o;
+	struct xsc_mc_report rep;
+	char src[300], dst[300];
+	static char data[81920 + 123], back[sizeof(data)], buf[4096];
+	int fds0 = count_fds();
+
+	snprintf(src, sizeof(src), "%s/whole.src", dir);
+	snprintf(dst, sizeof(dst), "%s/whole.dst", dir);
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)(i * 13 + (i >> 9));
+	int fd = open(src, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK_EQ(write(fd, data, sizeof(data)), (long)sizeof(data));
+	close(fd);
+	for (int round = 0; round < 3; round++) {
+		/* round 1: the source is missing (the chain stops at call 0);
+		 * round 2: a bound of 5 iterations, then the epilogue */
+		set(&c[0], SYS_openat, XSC_MC_CHECK | XSC_MC_PRIVATE, AT_FDCWD,
+		    (long)(round == 1 ? dst : src), O_RDONLY, 0, 0);
+		if (round == 1)
+			c[0].args[1] = (long)"/nonexistent/xsc";
+		set(&c[1], SYS_openat, XSC_MC_CHECK | XSC_MC_PRIVATE, AT_FDCWD, (long)dst,
+		    O_WRONLY | O_CREAT | O_TRUNC, 0644, 0);
+		set(&c[2], SYS_read, XSC_MC_CHECK, 0, (long)buf, sizeof(buf), 0, 0);
+		xsc_mc_fwd(&c[2], 0, XSC_MC_RET(0));
+		set(&c[3], SYS_write, XSC_MC_CHECK, 0, (long)buf, 0, 0, 0);
+		xsc_mc_fwd(&c[3], 0, XSC_MC_RET(1));
+		xsc_mc_fwd(&c[3], 2, XSC_MC_RET(2));
+		set(&c[4], SYS_close, XSC_MC_CHECK, 0, 0, 0, 0, 0);
+		xsc_mc_fwd(&c[4], 0, XSC_MC_RET(0));
+		set(&c[5], SYS_close, XSC_MC_CHECK, 0, 0, 0, 0, 0);
+		xsc_mc_fwd(&c[5], 0, XSC_MC_RET(1));
+		xsc_mc_opts_init(&o);
+		o.loop_first = 2, o.loop_end = 4;
+		o.max_iter = round == 2 ? 5 : XSC_MC_ITER_MAX;
+		o.until_call = 2, o.until_op = XSC_MC_LE, o.until_val = 0;
+		o.sum_call = 3;
+		o.batch = 64;	/* a guess: no fstat needed */
+		int r = xsc_multicall_ex(x, c, 6, &o, &rep);
+		printf("whole-file chain (round %d): ret %d, path %s (%s), %u iterations, "
+		       "%u crossings, %u submits, stop %d\n", round, r,
+		       rep.path == XSC_MC_URING ? "uring" : rep.path == XSC_MC_WORKER ?
+		       "worker" : "inline", rep.reason, rep.iters, rep.crossings,
+		       rep.submits, rep.stop);
+		if (round == 1) {	/* nothing after the failed open ran */
+			CHECK_EQ(r, 0);
+			CHECK_EQ(c[0].ret, -ENOENT);
+			for (int i = 1; i < 6; i++)
+				CHECK_EQ(c[i].ret, -ECANCELED);
+			CHECK_EQ(rep.iters, 0);
+			CHECK_EQ(rep.stop, XSC_MC_FAILED);
+			continue;
+		}
+		CHECK_EQ(r, 6);
+		CHECK_EQ(c[0].ret, 0);	/* private fds closed by the chain */
+		CHECK_EQ(c[1].ret, 0);
+		CHECK_EQ(c[4].ret, 0);
+		CHECK_EQ(c[5].ret, 0);
+		long want = round == 2 ? 5 * 4096 : (long)sizeof(data);
+		CHECK_EQ((long)rep.sum, want);
+		CHECK_EQ(rep.stop, round == 2 ? XSC_MC_BOUND : XSC_MC_UNTIL);
+		CHECK_EQ(rep.iters, round == 2 ? 5 : sizeof(data) / 4096 + 2);
+		if (round == 0) {	/* the last iteration read 0: no write */
+			CHECK_EQ(c[2].ret, 0);
+			CHECK_EQ(c[3].ret, -ECANCELED);
+		}
+		fd = open(dst, O_RDONLY);
+		CHECK_EQ(read(fd, back, sizeof(back)), want);
+		close(fd);
+		CHECK(memcmp(back, data, (size_t)want) == 0);
+		CHECK_EQ(count_fds(), fds0);
+		if (!strcmp(test_backend(), "uring") && round == 0) {
+			CHECK_EQ(rep.path, XSC_MC_URING);
+			/* opens + 20 blocks, the short last block, the closes
+			 * (+1: the direct-slot table registered once) */
+			CHECK(rep.submits <= 3);
+			CHECK(rep.crossings <= rep.submits + 1);
+		}
+	}
+}
+
 static void paths(struct xsc *x, const char *dir)
 {
 	struct xsc_mc c[4];
@@ -201,6 +309,7 @@ int main(void)
 	stops(x, scratch_dir());
 	loop_pipe(x, scratch_dir());
 	paths(x, scratch_dir());
+	whole_file(x, scratch_dir());
 	struct xsc_stats st;
 	xsc_stats_get(x, &st);
 	CHECK_EQ(st.posted, st.completed);

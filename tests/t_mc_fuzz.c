@@ -151,6 +151,55 @@ static int gen_chain(struct gen *g, unsigned n)
 	return 0;
 }
 
+/* A loop with a prologue [0, lf), body [lf, le) and epilogue [le, n):
+ * opens only in the prologue (their fds used in the body and the
+ * epilogue, private ones closed in the epilogue), the body starts with
+ * the read that ends the loop, counts forwarded within one part. */
+static void gen_seg(struct gen *g, unsigned n, unsigned lf, unsigned le)
+{
+	gen_chain(g, n);
+	for (unsigned i = 0; i < n; i++) {
+		struct gen *c = &g[i];
+		int seg = i < lf ? 0 : i < le ? 1 : 2;
+		c->flags &= ~XSC_MC_PRIVATE;
+		if (seg && c->op == OPEN)
+			c->op = PPID;
+		if (c->fd_from >= (int)lf || (c->fd_from >= 0 && g[c->fd_from].op != OPEN))
+			c->fd_from = -1;
+		int p = c->len_from;	/* a count from a read of the same part */
+		if (p >= 0 && (p < (int)lf ? 0 : p < (int)le ? 1 : 2) != seg)
+			c->len_from = -1;
+		if (c->op == CLOSE && c->fd_from < 0)
+			c->lit_fd = 2;	/* the arenas' own fds stay open */
+	}
+	/* the loop's read: from a prologue open or the arena's input */
+	g[lf].op = READ;
+	g[lf].fd_from = -1;
+	for (unsigned k = 0; k < lf; k++)
+		if (g[k].op == OPEN && rn(2))
+			g[lf].fd_from = (int)k;
+	g[lf].lit_fd = 0;
+	g[lf].badbuf = false;
+	g[lf].flags = 0;
+	g[lf].len_from = -1;
+	/* private: a prologue open used only as an fd and closed once, in
+	 * the epilogue */
+	for (unsigned k = 0; k < lf; k++) {
+		int closes = 0, uses_after = 0, early = 0;
+		if (g[k].op != OPEN || rn(3) == 0)
+			continue;
+		for (unsigned j = k + 1; j < n; j++) {
+			if (g[j].op == PPID || g[j].fd_from != (int)k)
+				continue;
+			uses_after += closes > 0;
+			early += g[j].op == CLOSE && j < le;
+			closes += g[j].op == CLOSE;
+		}
+		if (closes == 1 && !uses_after && !early)
+			g[k].flags |= XSC_MC_PRIVATE;
+	}
+}
+
 static long nr_of(int op)
 {
 	static const long nrs[NOPS] = { SYS_openat, SYS_read, SYS_write, SYS_pread64,
@@ -206,47 +255,62 @@ static int ref_run(struct xsc_mc *c, unsigned n, const struct xsc_mc_opts *o,
 		   unsigned *iters)
 {
 	unsigned max = o->max_iter ? o->max_iter : 1;
+	unsigned lf = o->max_iter ? (unsigned)o->loop_first : 0;
+	unsigned le = o->max_iter && o->loop_end ? (unsigned)o->loop_end : n;
 	int ret = (int)n;
 	uint64_t closed = 0;
 
 	for (unsigned i = 0; i < n; i++)
 		c[i].ret = -ECANCELED;
 	*iters = 0;
-	for (unsigned it = 0; it < max; it++) {
-		closed = 0;
-		++*iters;
-		for (unsigned i = 0; i < n; i++) {
-			long a[6];
-			long r = 0;
-			for (int b = 0; b < 6; b++) {
-				a[b] = c[i].args[b];
-				if (c[i].fwd >> b & 1) {
-					long p = c[a[b] & 0xff].ret;
-					if (p < 0)
-						r = -ECANCELED;
-					a[b] = p;
-				}
-			}
-			if (!r)
-				r = sys6(c[i].nr, a);
-			c[i].ret = r;
-			if (c[i].nr == SYS_close && r == 0 && (c[i].fwd & 1) &&
-			    (c[c[i].args[0] & 0xff].flags & XSC_MC_PRIVATE))
-				closed |= 1ull << (c[i].args[0] & 0xff);
-			bool fail = (c[i].flags & XSC_MC_CHECK) &&
-				    (r < 0 || ((c[i].flags & XSC_MC_FULL) &&
-					       is_rw(c[i].nr) && r < a[2]));
-			bool until = o->max_iter && (int)i == o->until_call &&
-				     (o->until_op == XSC_MC_LE ? r <= o->until_val :
-				      r == o->until_val);
-			if (fail || until) {
-				ret = fail ? (int)i : (int)n;
-				it = max;
-				for (unsigned j = i + 1; j < n; j++)
-					c[j].ret = -ECANCELED;
-				break;
+	for (unsigned i = 0;;) {
+		bool body = i >= lf && i < le;
+		long a[6];
+		long r = 0;
+		for (int b = 0; b < 6; b++) {
+			a[b] = c[i].args[b];
+			if (c[i].fwd >> b & 1) {
+				long p = c[a[b] & 0xff].ret;
+				if (p < 0)
+					r = -ECANCELED;
+				a[b] = p;
 			}
 		}
+		if (!r)
+			r = sys6(c[i].nr, a);
+		c[i].ret = r;
+		if (c[i].nr == SYS_close && r == 0 && (c[i].fwd & 1) &&
+		    (c[c[i].args[0] & 0xff].flags & XSC_MC_PRIVATE))
+			closed |= 1ull << (c[i].args[0] & 0xff);
+		bool fail = (c[i].flags & XSC_MC_CHECK) &&
+			    (r < 0 || ((c[i].flags & XSC_MC_FULL) &&
+				       is_rw(c[i].nr) && r < a[2]));
+		bool until = o->max_iter && body && (int)i == o->until_call &&
+			     (o->until_op == XSC_MC_LE ? r <= o->until_val :
+			      r == o->until_val);
+		if (fail) {
+			ret = (int)i;
+			*iters += body;
+			for (unsigned j = i + 1; j < n; j++)
+				c[j].ret = -ECANCELED;
+			break;
+		}
+		if (until || (body && i + 1 == le)) {
+			++*iters;
+			if (until || *iters >= max) {	/* the loop is over */
+				for (unsigned j = i + 1; j < le; j++)
+					c[j].ret = -ECANCELED;
+				if (le == n)
+					break;
+				i = le;
+			} else {
+				i = lf;
+				closed &= (1ull << lf) - 1;
+			}
+			continue;
+		}
+		if (++i == n)
+			break;
 	}
 	for (unsigned k = 0; k < n; k++)
 		if ((closed >> k & 1) && c[k].ret >= 0)
@@ -326,11 +390,25 @@ static void trial(struct xsc *x, struct arena *a, struct arena *b, int base,
 	struct xsc_mc_opts o;
 	struct xsc_mc_report rep;
 	unsigned n = 1 + rn(loop ? 4 : 10), iters;
+	bool seg = loop && rn(2);
 
 	xsc_mc_opts_init(&o);
 	o.path = path;
-	gen_chain(g, n);
-	if (loop) {
+	if (seg) {	/* prologue, body, epilogue */
+		unsigned lf = rn(4), lb = 1 + rn(3), le = lf + lb;
+		n = le + rn(4);
+		gen_seg(g, n, lf, le);
+		o.loop_first = (int)lf;
+		o.loop_end = le == n && rn(2) ? 0 : (int)le;
+		o.max_iter = 1 + rn(30);
+		o.until_call = (int)lf;
+		o.until_op = rn(3) ? XSC_MC_LE : XSC_MC_EQ;
+		o.until_val = 0;
+		o.batch = rn(3) * 3;
+	} else {
+		gen_chain(g, n);
+	}
+	if (loop && !seg) {
 		for (unsigned i = 0; i < n; i++)
 			g[i].flags &= ~XSC_MC_PRIVATE;
 		g[0].op = READ;

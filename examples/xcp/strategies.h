@@ -151,41 +151,54 @@ static inline int xcp_mc(struct xsc *x, const char *s, const char *d, char *buf,
 	return ret;
 }
 
-/* one looped multi-call per file; *cross gets its crossings */
+/* The whole copy as ONE looped multi-call: the opens are its prologue,
+ * read -> write(n) its body, repeated until read returns 0, the closes its
+ * epilogue.  The fds are private to the chain (on io_uring: direct
+ * descriptors, nothing to classify), so a file costs two enters: the opens
+ * with every block up to the read at EOF, whose short result breaks the
+ * link, then the closes.  *cross gets the crossings. */
 static inline int xcp_mcloop(struct xsc *x, const char *s, const char *d,
 			     char *buf, long bs, int path, unsigned *cross)
 {
-	struct xsc_mc c[2];
+	struct xsc_mc c[6];
 	struct xsc_mc_opts o;
 	struct xsc_mc_report rep;
-	struct stat st;
-	int in = -1, out = -1, ret = xcp_open2(x, s, d, &in, &out);
+	int r;
 
-	if (ret < 0)
-		return ret;
+	xcp_set(&c[0], SYS_openat, XSC_MC_CHECK | XSC_MC_PRIVATE, AT_FDCWD, (long)s,
+		O_RDONLY, 0);
+	xcp_set(&c[1], SYS_openat, XSC_MC_CHECK | XSC_MC_PRIVATE, AT_FDCWD, (long)d,
+		XCP_OFLAGS, 0644);
+	xcp_set(&c[2], SYS_read, XSC_MC_CHECK, 0, (long)buf, bs, 0);
+	xsc_mc_fwd(&c[2], 0, XSC_MC_RET(0));
+	xcp_set(&c[3], SYS_write, XSC_MC_CHECK, 0, (long)buf, 0, 0);
+	xsc_mc_fwd(&c[3], 0, XSC_MC_RET(1));
+	xsc_mc_fwd(&c[3], 2, XSC_MC_RET(2));
+	xcp_set(&c[4], SYS_close, XSC_MC_CHECK, 0, 0, 0, 0);
+	xsc_mc_fwd(&c[4], 0, XSC_MC_RET(0));
+	xcp_set(&c[5], SYS_close, XSC_MC_CHECK, 0, 0, 0, 0);
+	xsc_mc_fwd(&c[5], 0, XSC_MC_RET(1));
 	xsc_mc_opts_init(&o);
 	o.path = path;
-	o.until_call = 0;
+	o.loop_first = 2;
+	o.loop_end = 4;
+	o.until_call = 2;
 	o.until_op = XSC_MC_LE;
 	o.until_val = 0;
 	o.max_iter = XSC_MC_ITER_MAX;
-	/* the size the caller knows anyway (cp stats its source) sets the
-	 * speculation depth: one enter for the whole file */
-	if (fstat(in, &st) == 0)
-		o.batch = (unsigned)(st.st_size / bs + 1);
+	o.batch = 64;	/* blocks per first submission; grows after */
+	r = xsc_multicall_ex(x, c, 6, &o, &rep);
 	if (cross)
-		*cross = 0;
-	do {
-		xcp_set(&c[0], SYS_read, XSC_MC_CHECK, in, (long)buf, bs, 0);
-		xcp_set(&c[1], SYS_write, XSC_MC_CHECK, out, (long)buf, 0, 0);
-		xsc_mc_fwd(&c[1], 2, XSC_MC_RET(0));
-		ret = xsc_multicall_ex(x, c, 2, &o, &rep);
-		if (cross)
-			*cross += rep.crossings;
-	} while (ret == 2 && rep.stop == XSC_MC_BOUND);
-	ret = ret == 2 ? 0 : (int)c[ret].ret;
-	xcp_close2(x, in, out);
-	return ret;
+		*cross = r < 0 ? 0 : rep.crossings;
+	if (r < 0)
+		return r;
+	if (r == 6)
+		return rep.stop == XSC_MC_UNTIL ? 0 : -EFBIG;	/* 2^30 blocks */
+	/* stopped at call r: fds the chain did not close stay open */
+	for (int k = 0; k < 2; k++)
+		if (c[k].ret >= 0 && c[4 + k].ret != 0)
+			close((int)c[k].ret);
+	return (int)c[r].ret;
 }
 
 /* ---- many files at once (WSC section 4) ------------------------------- */
