@@ -3,10 +3,10 @@
  * results, cancel and close.
  *
  * Entries live in page-aligned "syscall pages" of 64 entries x 64 bytes
- * (FlexSC 3.1).  The owner thread claims free entries from a free list
+ * (FlexSC 3.1).  The owner thread claims free entries from a stack of ids
  * (no atomic read-modify-write: single producer), fills them with plain
  * stores and publishes each with a release store of SUBMITTED.  A flush
- * walks the pending FIFO and gives each entry to the executor its route
+ * walks the pending ring and gives each entry to the executor its route
  * names: the io_uring translation (which may decline one entry, sending it
  * to the row's fallback), the syscall threads, or the caller itself.  One
  * io_uring_enter then submits the whole batch.
@@ -82,19 +82,22 @@ XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 	x->ent = aligned_alloc(4096, x->n * sizeof(struct xsc_entry));
 	x->slot = aligned_alloc(64, x->n * sizeof(struct xsc_slot));
 	x->aux = calloc(x->n, sizeof(union xsc_aux));
-	if (!x->ent || !x->slot || !x->aux) {
+	x->free_ids = calloc(2 * x->n, sizeof(int));
+	if (!x->ent || !x->slot || !x->aux || !x->free_ids) {
 		free(x->ent);
 		free(x->slot);
 		free(x->aux);
+		free(x->free_ids);
 		free(x);
 		return -ENOMEM;
 	}
+	x->pend_ids = x->free_ids + x->n;
 	memset(x->ent, 0, x->n * sizeof(struct xsc_entry));
 	memset(x->slot, 0, x->n * sizeof(struct xsc_slot));
-	for (unsigned i = 0; i < x->n; i++)
-		x->slot[i].next = i + 1 < x->n ? (int)i + 1 : -1;
-	x->free_head = 0;
-	x->pend_head = x->pend_tail = -1;
+	for (unsigned i = 0; i < x->n; i++)	/* pops 0, 1, 2, ... */
+		x->free_ids[i] = (int)(x->n - 1 - i);
+	x->nfree = x->n;
+	x->pend_head = 0;
 	xsc__probe(x);
 	xsc__route_all(x);
 	*xp = x;
@@ -131,39 +134,36 @@ XSC_EXPORT int xsc_close(struct xsc *x)
 	free(x->ent);
 	free(x->slot);
 	free(x->aux);
+	free(x->free_ids);
 	free(x);
 	return 0;
 }
 
 /* ---- completion bookkeeping ------------------------------------------ */
 
-static void free_entry(struct xsc *x, int id)
+/* Free entries are a stack of ids and posted ones a ring of ids, both
+ * small hot arrays: the post of the next call never waits on a load from
+ * a cold entry (a list threaded through the slots did, every call). */
+static inline void free_entry(struct xsc *x, int id)
 {
 	st_set(&x->ent[id], XSC_FREE);
-	x->slot[id].next = x->free_head;
-	x->free_head = id;
+	x->free_ids[x->nfree++] = id;
+}
+
+void xsc__note_done_cb(struct xsc *x, int id)
+{
+	x->cfg.done_cb(x->cfg.done_arg, id, x->ent[id].ret, x->slot[id].tag);
+	free_entry(x, id);
 }
 
 void xsc__note_done(struct xsc *x, int id)
 {
-	struct xsc_slot *s = slot_of(x, id);
-
-	s->noted = 1;
-	x->st.completed++;
-	x->st.by_backend[s->backend]++;
-	if (x->cfg.done_cb) {
-		x->cfg.done_cb(x->cfg.done_arg, id, x->ent[id].ret, s->tag);
-		free_entry(x, id);
-	} else {
-		x->ndone++;
-	}
+	xsc__note_done_inl(x, id);
 }
 
 void xsc__complete(struct xsc *x, int id, long ret)
 {
-	x->ent[id].ret = ret;
-	st_set(&x->ent[id], XSC_DONE);
-	xsc__note_done(x, id);
+	xsc__complete_inl(x, id, ret);
 }
 
 /* Replaced by multicall.c's definitions when multi-calls are linked in. */
@@ -194,9 +194,9 @@ long xsc__exec_sync(const struct xsc_entry *e)
 
 /* ---- posting ---------------------------------------------------------- */
 
-static int claim(struct xsc *x)
+static int claim_slow(struct xsc *x)
 {
-	while (x->free_head < 0) {
+	while (!x->nfree) {
 		int ret;
 		if (x->cfg.flags & XSC_NONBLOCK)
 			return -EAGAIN;
@@ -207,29 +207,48 @@ static int claim(struct xsc *x)
 		if (!reap(x) && (ret = block(x)) < 0)
 			return ret;
 	}
-	int id = x->free_head;
-	x->free_head = x->slot[id].next;
-	return id;
+	return x->free_ids[--x->nfree];
 }
 
-static int post(struct xsc *x, long nr, const long *args, uint64_t tag)
+/* Index in the pending ring of the k-th posted entry. */
+static inline unsigned pend_pos(const struct xsc *x, unsigned k)
+{
+	unsigned p = x->pend_head + k;
+	return p >= x->n ? p - x->n : p;
+}
+
+/* The hot path of every call: a free entry, eight stores into it, a
+ * link in the pending FIFO.  Inlined into both posting functions. */
+static inline __attribute__((always_inline)) int
+post(struct xsc *x, long nr, long a0, long a1, long a2, long a3, long a4,
+     long a5, uint64_t tag)
 {
 	struct xsc_entry *e;
 	struct xsc_slot *s;
 	int id;
 
-	if (nr < 0 || nr >= XSC_NR_MAX)
+	if ((unsigned long)nr >= XSC_NR_MAX)
 		return -ENOSYS;
-	id = claim(x);
-	if (id < 0)
-		return id;
+	if (x->nfree) {
+		id = x->free_ids[--x->nfree];
+	} else {
+		id = claim_slow(x);
+		if (id < 0)
+			return id;
+	}
 	e = &x->ent[id];
 	s = &x->slot[id];
 	e->sysno = (uint16_t)nr;
 	e->nargs = xsc__sys[nr].nargs;
 	e->route = x->route[nr];
-	for (int i = 0; i < 6; i++)
-		e->args[i] = args[i];
+	/* one by one from registers: a copy through a stack array made
+	 * 16-byte loads of 8-byte stores, a store-forwarding stall per call */
+	e->args[0] = a0;
+	e->args[1] = a1;
+	e->args[2] = a2;
+	e->args[3] = a3;
+	e->args[4] = a4;
+	e->args[5] = a5;
 	e->ret = 0;
 	s->tag = tag;
 	s->uptr = NULL;
@@ -237,13 +256,8 @@ static int post(struct xsc *x, long nr, const long *args, uint64_t tag)
 	s->noted = 0;
 	s->mode = 0;
 	atomic_store_explicit(&s->canceled, 0, memory_order_relaxed);
-	s->next = -1;
 	st_set(e, XSC_SUBMITTED);
-	if (x->pend_tail >= 0)
-		x->slot[x->pend_tail].next = id;
-	else
-		x->pend_head = id;
-	x->pend_tail = id;
+	x->pend_ids[pend_pos(x, x->npending)] = id;
 	x->npending++;
 	x->st.posted++;
 	if (x->cfg.batch_threshold && x->npending >= x->cfg.batch_threshold)
@@ -254,20 +268,25 @@ static int post(struct xsc *x, long nr, const long *args, uint64_t tag)
 XSC_EXPORT int xsc_post_args(struct xsc *x, long nr, const long args[6],
 			     uint64_t tag)
 {
-	static const long zero[6];
-	return post(x, nr, args ? args : zero, tag);
+	if (!args)
+		return post(x, nr, 0, 0, 0, 0, 0, 0, tag);
+	return post(x, nr, args[0], args[1], args[2], args[3], args[4], args[5], tag);
 }
 
 XSC_EXPORT int xsc_post(struct xsc *x, long nr, ...)
 {
-	long a[6];
+	long a0, a1, a2, a3, a4, a5;
 	va_list ap;
 
-	va_start(ap, nr);
-	for (int i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);	/* as syscall(2) does */
+	va_start(ap, nr);	/* six, as syscall(2) reads */
+	a0 = va_arg(ap, long);
+	a1 = va_arg(ap, long);
+	a2 = va_arg(ap, long);
+	a3 = va_arg(ap, long);
+	a4 = va_arg(ap, long);
+	a5 = va_arg(ap, long);
 	va_end(ap);
-	return post(x, nr, a, 0);
+	return post(x, nr, a0, a1, a2, a3, a4, a5, 0);
 }
 
 /* ---- flushing --------------------------------------------------------- */
@@ -323,11 +342,9 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 	bool kick = false;
 	int n = 0;
 
-	while (x->pend_head >= 0) {
-		int id = x->pend_head;
-		x->pend_head = x->slot[id].next;
-		if (x->pend_head < 0)
-			x->pend_tail = -1;
+	while (x->npending) {
+		int id = x->pend_ids[x->pend_head];
+		x->pend_head = pend_pos(x, 1);
 		x->npending--;
 		dispatch(x, id, &kick);
 		n++;
@@ -491,17 +508,11 @@ XSC_EXPORT int xsc_result(struct xsc *x, int id, long *ret)
 
 static void unlink_pending(struct xsc *x, int id)
 {
-	int prev = -1;
-
-	for (int i = x->pend_head; i >= 0; prev = i, i = x->slot[i].next) {
-		if (i != id)
+	for (unsigned k = 0; k < x->npending; k++) {
+		if (x->pend_ids[pend_pos(x, k)] != id)
 			continue;
-		if (prev >= 0)
-			x->slot[prev].next = x->slot[i].next;
-		else
-			x->pend_head = x->slot[i].next;
-		if (x->pend_tail == id)
-			x->pend_tail = prev;
+		for (; k + 1 < x->npending; k++)	/* keep the order */
+			x->pend_ids[pend_pos(x, k)] = x->pend_ids[pend_pos(x, k + 1)];
 		x->npending--;
 		return;
 	}
@@ -511,6 +522,12 @@ XSC_EXPORT int xsc_release(struct xsc *x, int id)
 {
 	if (!valid(x, id))
 		return -EINVAL;
+	if (st_get(&x->ent[id]) == XSC_DONE && x->slot[id].noted) {
+		/* the common case: done and accounted */
+		x->ndone--;
+		free_entry(x, id);
+		return 0;
+	}
 	if (done(x, id)) {
 		x->ndone--;
 		free_entry(x, id);
@@ -531,8 +548,8 @@ XSC_EXPORT int xsc_release(struct xsc *x, int id)
 
 static void drop_pending(struct xsc *x)
 {
-	while (x->pend_head >= 0) {
-		int id = x->pend_head;
+	while (x->npending) {
+		int id = x->pend_ids[x->pend_head];
 		unlink_pending(x, id);
 		xsc__complete(x, id, -ECANCELED);
 	}
@@ -586,7 +603,7 @@ XSC_EXPORT long xsc_call(struct xsc *x, long nr, ...)
 	va_end(ap);
 	if (x->cfg.done_cb)
 		return -EINVAL;	/* the callback would take the result */
-	id = post(x, nr, a, 0);
+	id = post(x, nr, a[0], a[1], a[2], a[3], a[4], a[5], 0);
 	if (id < 0)
 		return id;
 	while (wait_entry(x, id) == -EINTR) {

@@ -98,7 +98,6 @@ const struct xsc_sysdef *xsc__sysdef(long nr);
 
 struct xsc_slot {
 	uint64_t tag;
-	int next;		/* free list / pending FIFO link */
 	uint8_t parts;		/* CQEs still expected */
 	uint8_t backend;	/* executor that runs it */
 	uint8_t noted;		/* the owner has accounted its completion */
@@ -137,8 +136,10 @@ struct xsc {
 	struct xsc_config cfg;
 
 	/* owner-only bookkeeping */
-	int free_head;		/* free list */
-	int pend_head, pend_tail; /* posted, not yet flushed (FIFO) */
+	int *free_ids;		/* free entries: a stack of nfree ids */
+	unsigned nfree;
+	int *pend_ids;		/* posted, not yet flushed: a ring of n ids, */
+	unsigned pend_head;	/* npending of them from pend_head */
 	unsigned npending;
 	unsigned ndone;		/* DONE and not released */
 	unsigned inflight_uring; /* entries with CQEs outstanding */
@@ -177,6 +178,29 @@ static inline union xsc_aux *aux_of(struct xsc *x, int id) { return &x->aux[id];
 void xsc__complete(struct xsc *x, int id, long ret);
 /* Bookkeeping for an entry an executor marked DONE (owner thread). */
 void xsc__note_done(struct xsc *x, int id);
+/* The done_cb part of it: the callback, then the entry is free. */
+void xsc__note_done_cb(struct xsc *x, int id);
+
+/* Inline forms for the reapers' hot loops. */
+static inline void xsc__note_done_inl(struct xsc *x, int id)
+{
+	struct xsc_slot *s = &x->slot[id];
+
+	s->noted = 1;
+	x->st.completed++;
+	x->st.by_backend[s->backend]++;
+	if (__builtin_expect(x->cfg.done_cb != NULL, 0))
+		xsc__note_done_cb(x, id);
+	else
+		x->ndone++;
+}
+
+static inline void xsc__complete_inl(struct xsc *x, int id, long ret)
+{
+	x->ent[id].ret = ret;
+	st_set(&x->ent[id], XSC_DONE);
+	xsc__note_done_inl(x, id);
+}
 /* The route of syscall nr when io_uring declines or lacks it. */
 int xsc__fallback_route(struct xsc *x, long nr);
 /* Executes entry id synchronously in the calling thread. */

@@ -163,11 +163,27 @@ int xsc__uring_submit(struct xsc *x)
 	return ret;
 }
 
-static void finish(struct xsc *x, int id)
+static void finish_slow(struct xsc *x, int id);
+
+/* An entry's last CQE arrived: its result, unless the translation needs
+ * a say (done function) -- then finish_slow. */
+static inline void finish(struct xsc *x, int id)
+{
+	const struct xsc_sysdef *d = &xsc__sys[x->ent[id].sysno];
+
+	if (__builtin_expect(d->done != NULL, 0)) {
+		finish_slow(x, id);
+		return;
+	}
+	x->inflight_uring--;
+	xsc__complete_inl(x, id, slot_of(x, id)->res[0]);
+}
+
+static void finish_slow(struct xsc *x, int id)
 {
 	struct xsc_entry *e = &x->ent[id];
-	const struct xsc_sysdef *d = xsc__sysdef(e->sysno);
-	long ret = d->done ? d->done(x, id) : slot_of(x, id)->res[0];
+	const struct xsc_sysdef *d = &xsc__sys[e->sysno];
+	long ret = d->done(x, id);
 
 	if (ret == XSC_RESUBMIT && atomic_load(&slot_of(x, id)->canceled))
 		ret = -ECANCELED;	/* canceled before it ran */

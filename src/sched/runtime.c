@@ -560,7 +560,7 @@ static void release_ewait(struct xsc_vcpu *v)
 {
 	struct xsc_fiber *f;
 
-	while (v->ewait.head && v->x->free_head >= 0 &&
+	while (v->ewait.head && v->x->nfree &&
 	       (f = xsc__wq_pop(&v->ewait)) != NULL)
 		xsc__ready(f);
 }
