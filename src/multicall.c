@@ -256,11 +256,12 @@ bool mc_next_pos(const struct mc_run *r, unsigned *it, unsigned *i)
 	return ++*i < r->n;
 }
 
-bool mc_settled(const struct mc_run *r, unsigned it, unsigned i, unsigned k)
+bool mc_settled(const struct mc_run *r, unsigned it, unsigned k)
 {
-	(void)i;
-	if (mc_seg(r, k) != SEG_BODY)	/* runs once: a linear position */
-		return r->next > k || (mc_seg(r, k) == SEG_PRO && r->iter > 0);
+	/* a prologue or epilogue call runs once: settled once the run is
+	 * past it (the body and epilogue come after the whole prologue) */
+	if (mc_seg(r, k) != SEG_BODY)
+		return r->next > k;
 	return it == r->iter && k < r->next && mc_seg(r, r->next) == SEG_BODY;
 }
 

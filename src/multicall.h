@@ -56,8 +56,8 @@ static inline int mc_seg(const struct mc_run *r, unsigned i)
  * mc_settle(). */
 bool mc_next_pos(const struct mc_run *r, unsigned *it, unsigned *i);
 
-/* Whether producer k's result is settled for the call at (it, i). */
-bool mc_settled(const struct mc_run *r, unsigned it, unsigned i, unsigned k);
+/* Whether producer k's result is settled for a consumer in iteration it. */
+bool mc_settled(const struct mc_run *r, unsigned it, unsigned k);
 
 /* Stores call i's result and applies the rules; true once the run
  * stopped.  Only in order: i == r->next. */

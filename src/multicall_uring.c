@@ -274,7 +274,7 @@ static long ref(struct urun *u, unsigned it, unsigned i, int b, unsigned m,
 	struct mc_run *r = u->r;
 	long v = r->c[i].args[b];
 	unsigned k = REF_CALL(v);
-	bool settled = mc_settled(r, it, i, k);
+	bool settled = mc_settled(r, it, k);
 
 	if (r->c[k].flags & XSC_MC_PRIVATE) {
 		if (settled && r->c[k].ret < 0)

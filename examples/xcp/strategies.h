@@ -47,18 +47,28 @@ static inline long xcp_sys(long r)
 
 /* ---- one file at a time ---------------------------------------------- */
 
+/* plain open(2) of both files: 0 and the fds, or -errno */
+static inline int xcp_open_plain(const char *s, const char *d, int *in, int *out)
+{
+	*in = open(s, O_RDONLY);
+	if (*in < 0)
+		return -errno;
+	*out = open(d, XCP_OFLAGS, 0644);
+	if (*out < 0) {
+		int err = -errno;
+		close(*in);
+		return err;
+	}
+	return 0;
+}
+
 static inline int xcp_plain(const char *s, const char *d, char *buf, long bs)
 {
-	int in = open(s, O_RDONLY), out;
-	long n;
+	int in = -1, out = -1;
+	long n = xcp_open_plain(s, d, &in, &out);
 
-	if (in < 0)
-		return -errno;
-	out = open(d, XCP_OFLAGS, 0644);
-	if (out < 0) {
-		close(in);
-		return -errno;
-	}
+	if (n < 0)
+		return (int)n;
 	while ((n = read(in, buf, (size_t)bs)) > 0)
 		if (write(out, buf, (size_t)n) != n) {
 			n = -EIO;
@@ -72,16 +82,11 @@ static inline int xcp_plain(const char *s, const char *d, char *buf, long bs)
 
 static inline int xcp_cfr(const char *s, const char *d)
 {
-	int in = open(s, O_RDONLY), out;
-	long n;
+	int in = -1, out = -1;
+	long n = xcp_open_plain(s, d, &in, &out);
 
-	if (in < 0)
-		return -errno;
-	out = open(d, XCP_OFLAGS, 0644);
-	if (out < 0) {
-		close(in);
-		return -errno;
-	}
+	if (n < 0)
+		return (int)n;
 	while ((n = copy_file_range(in, NULL, out, NULL, 1 << 30, 0)) > 0)
 		;
 	n = n < 0 ? -errno : 0;

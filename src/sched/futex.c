@@ -91,12 +91,7 @@ static int take(struct bucket *b, const uint32_t *uaddr, int n, uint32_t bits,
 			p = i;
 			continue;
 		}
-		if (p)
-			p->wnext = next;
-		else
-			w->head = next;
-		if (w->tail == i)
-			w->tail = p;
+		xsc__wq_unlink(w, p, i);
 		if (!xsc__claim(i))
 			continue;	/* timed out: its timer readies it */
 		i->rnext = *list;
@@ -164,12 +159,7 @@ long xsc__futex_requeue(const uint32_t *uaddr, int nwake, int nmove,
 				p = i;
 				continue;
 			}
-			if (p)
-				p->wnext = next;
-			else
-				w->head = next;
-			if (w->tail == i)
-				w->tail = p;
+			xsc__wq_unlink(w, p, i);
 			nm++;
 			if (i->timed_q) {
 				if (xsc__claim(i)) {

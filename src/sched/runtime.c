@@ -108,12 +108,7 @@ bool xsc__wq_remove(void *q, struct xsc_fiber *f)
 	for (struct xsc_fiber *i = w->head; i; p = i, i = i->wnext) {
 		if (i != f)
 			continue;
-		if (p)
-			p->wnext = i->wnext;
-		else
-			w->head = i->wnext;
-		if (w->tail == i)
-			w->tail = p;
+		xsc__wq_unlink(w, p, i);
 		return true;
 	}
 	return false;

@@ -188,6 +188,17 @@ int xsc__post_fiber(long nr, const long *a, uint64_t tag);
 void xsc__timed_done(void *rec);
 
 void xsc__wq_push(void *q, struct xsc_fiber *f);
+/* Unlinks i from w, prev being its predecessor (NULL: i is the head). */
+static inline void xsc__wq_unlink(struct xsc_wq *w, struct xsc_fiber *prev,
+				  struct xsc_fiber *i)
+{
+	if (prev)
+		prev->wnext = i->wnext;
+	else
+		w->head = i->wnext;
+	if (w->tail == i)
+		w->tail = prev;
+}
 struct xsc_fiber *xsc__wq_pop(void *q);
 bool xsc__wq_remove(void *q, struct xsc_fiber *f);
 
