@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -47,6 +48,23 @@ XSC_EXPORT void xsc_config_init(struct xsc_config *cfg)
 static bool valid(struct xsc *x, int id)
 {
 	return id >= 0 && (unsigned)id < x->n;
+}
+
+/* A line on stderr through write(2), not stdio: stderr's lock may be held
+ * by a parked fiber in transparent mode. */
+void xsc__say(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 1)
+		n = sizeof(buf) - 1;
+	if (n > 0)
+		xsc__sys3(SYS_write, 2, buf, n);
 }
 
 /* ---- open and close ------------------------------------------------- */

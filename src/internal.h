@@ -230,6 +230,9 @@ int xsc__uring_cancel(struct xsc *x, int id);
 void xsc__uring_cancel_all(struct xsc *x);
 
 /* worker executor (worker.c) */
+void xsc__say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Syscall threads are raw clones, not pthreads (transparent mode: worker.c) */
+extern bool xsc__raw_workers;
 int xsc__workers_start(struct xsc *x);
 void xsc__workers_stop(struct xsc *x);
 int xsc__worker_queue(struct xsc *x, int id);

@@ -383,46 +383,36 @@ void xsc__uring_cancel_all(struct xsc *x)
 long xsc__write_rest(struct xsc *x, int fd, const struct iovec *uiov, long cnt,
 		     long skip, int sendflags, bool sock)
 {
-	struct iovec *v;
-	long i = 0, done = 0;
+	/* Runs in the reaper, which in transparent mode is the scheduler: no
+	 * malloc (sched/pool.c says why), so the vector is walked in windows
+	 * of a stack array.  skip: bytes of uiov[base..] already written. */
+	struct iovec v[64];
+	long base = 0, done = 0;
 
 	if (cnt <= 0 || cnt > 1024)
 		return -EINVAL;
-	v = malloc((size_t)cnt * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	if (xsc__ucopy_in(v, uiov, (size_t)cnt * sizeof(*v)) < 0) {
-		free(v);
-		return -EFAULT;
-	}
-	for (long left = skip; i < cnt; i++) {	/* drop what is written */
-		if (left < (long)v[i].iov_len) {
-			v[i].iov_base = (char *)v[i].iov_base + left;
-			v[i].iov_len -= (size_t)left;
-			break;
+	while (base < cnt) {
+		long n = cnt - base < 64 ? cnt - base : 64, i = 0, left = skip, r;
+
+		if (xsc__ucopy_in(v, uiov + base, (size_t)n * sizeof(*v)) < 0)
+			return done ? done : -EFAULT;
+		for (; i < n && left >= (long)v[i].iov_len; i++)
+			left -= (long)v[i].iov_len;	/* written already */
+		if (i == n) {
+			base += n;
+			skip = left;
+			continue;
 		}
-		left -= (long)v[i].iov_len;
-	}
-	while (i < cnt) {
-		struct msghdr mh = { .msg_iov = v + i, .msg_iovlen = (size_t)(cnt - i) };
-		long r = sock ? xsc__sys3(SYS_sendmsg, fd, &mh, sendflags)
-			      : xsc__sys3(SYS_writev, fd, v + i, cnt - i);
+		v[i].iov_base = (char *)v[i].iov_base + left;
+		v[i].iov_len -= (size_t)left;
+		struct msghdr mh = { .msg_iov = v + i, .msg_iovlen = (size_t)(n - i) };
+		r = sock ? xsc__sys3(SYS_sendmsg, fd, &mh, sendflags)
+			 : xsc__sys3(SYS_writev, fd, v + i, n - i);
 		x->st.crossings++;
-		if (r <= 0) {
-			if (!done)
-				done = r;
-			break;
-		}
+		if (r <= 0)
+			return done ? done : r;
 		done += r;
-		for (; i < cnt; i++) {
-			if (r < (long)v[i].iov_len) {
-				v[i].iov_base = (char *)v[i].iov_base + r;
-				v[i].iov_len -= (size_t)r;
-				break;
-			}
-			r -= (long)v[i].iov_len;
-		}
+		skip += r;
 	}
-	free(v);
 	return done;
 }

@@ -23,6 +23,16 @@
  * is idle, the owner starts another, up to cfg.max_workers (and counts the
  * times the bound stopped it: xsc_stats.worker_cap_hits).
  *
+ * Threads: pthreads, except in transparent mode (xsc__raw_workers), where
+ * the program's threads are fibers whose glibc locks are emulated futexes:
+ * pthread_create takes malloc's and the stack cache's locks, and a
+ * scheduler that slept in the kernel on such a lock held by a fiber, or
+ * released one with a real FUTEX_WAKE while a fiber waited in the
+ * emulated table, would hang.  There a syscall thread is a raw clone
+ * (arch/x86_64/clone.S) on an mmap'd stack, with a private copy of the
+ * thread control block, that runs only this file's loop and raw system
+ * calls: no libc lock is ever taken.
+ *
  * Cancel: a queued entry is skipped (-ECANCELED); a running one gets
  * XSC_CANCEL_SIGNAL, whose empty handler has no SA_RESTART, so the
  * blocking call returns its own -EINTR, as a signal to a synchronous
@@ -37,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +55,19 @@
 #include "rawsys.h"
 
 #define MAX_WORKERS 256
+#define RAW_STACK (64 * 1024)
+#define RAW_TLS (16 * 1024)	/* below the guard page; the TCB at its top */
+
+bool xsc__raw_workers;
+
+long xsc__clone_thread(unsigned long flags, void *stack_top, int *ptid,
+		       int *ctid, unsigned long tls, void (*fn)(void *),
+		       void *arg);
+
+struct rawth {
+	char *map;		/* [tls][guard][stack] */
+	_Atomic int ctid;	/* cleared by the kernel when the thread is gone */
+};
 #define XSC_CANCEL_SIGNAL (SIGRTMAX - 1)
 
 struct xsc_workers {
@@ -58,7 +82,9 @@ struct xsc_workers {
 	_Atomic int stop;
 	_Atomic int cstack;	/* completed ids, linked through slot.cnext */
 	int nthreads;
+	bool raw;		/* xsc__raw_workers when the pool started */
 	pthread_t th[MAX_WORKERS];
+	struct rawth rt[MAX_WORKERS];
 	bool cancel_sig;	/* XSC_CANCEL_SIGNAL is ours */
 };
 
@@ -119,16 +145,10 @@ static void run(struct xsc_workers *w, int id, int tid)
 
 static void on_cancel(int sig) { (void)sig; }
 
-static void *loop(void *arg)
+static void loop(struct xsc_workers *w)
 {
-	struct xsc_workers *w = arg;
 	int tid = (int)xsc__sys0(SYS_gettid);
-	sigset_t set;
 
-	sigfillset(&set);
-	if (w->cancel_sig)
-		sigdelset(&set, XSC_CANCEL_SIGNAL);
-	pthread_sigmask(SIG_SETMASK, &set, NULL);
 	while (!atomic_load(&w->stop)) {
 		int id = pop(w);
 		if (id >= 0) {
@@ -148,33 +168,119 @@ static void *loop(void *arg)
 			futex(&w->qseq, FUTEX_WAIT, seq);
 		atomic_fetch_sub(&w->sleepers, 1);
 	}
+}
+
+static void *pthread_main(void *arg)
+{
+	struct xsc_workers *w = arg;
+	sigset_t set;
+
+	sigfillset(&set);
+	if (w->cancel_sig)
+		sigdelset(&set, XSC_CANCEL_SIGNAL);
+	pthread_sigmask(SIG_SETMASK, &set, NULL);	/* keeps glibc's own */
+	loop(w);
 	return NULL;
+}
+
+static void raw_main(void *arg)
+{
+	struct xsc_workers *w = arg;
+	uint64_t mask = ~0ULL;
+
+	if (w->cancel_sig)
+		mask &= ~(1ULL << (XSC_CANCEL_SIGNAL - 1));
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &mask, 0, sizeof(mask));
+	if (w->x->cfg.syscall_cpu >= 0 && w->x->cfg.syscall_cpu < 1024) {
+		uint64_t cpus[16] = { 0 };
+		cpus[w->x->cfg.syscall_cpu / 64] = 1ULL << (w->x->cfg.syscall_cpu % 64);
+		xsc__sys3(SYS_sched_setaffinity, 0, sizeof(cpus), cpus);
+	}
+	loop(w);
+}
+
+/* A raw clone: [16 KiB TLS | guard page | 64 KiB stack].  The thread
+ * pointer sits near the TLS area's top, holding a copy of the caller's
+ * thread control block (glibc's tcbhead_t: self pointers, stack guard,
+ * pointer guard) with the self pointers redirected, so stack-protector
+ * checks read the canary; the area below it catches a stray errno store
+ * instead of letting it hit another thread's TLS. */
+static int raw_spawn(struct xsc_workers *w, struct rawth *r)
+{
+	size_t len = RAW_TLS + 4096 + RAW_STACK;
+	long m = xsc__sys6(SYS_mmap, 0, len, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	unsigned long *tcb, *cur;
+	long ret;
+
+	if (m < 0 && m > -4096)
+		return (int)m;
+	r->map = (char *)m;
+	xsc__sys3(SYS_mprotect, r->map + RAW_TLS, 4096, PROT_NONE);
+	tcb = (unsigned long *)(r->map + RAW_TLS - 256);
+	__asm__("mov %%fs:0x10, %0" : "=r"(cur));	/* the caller's TCB */
+	memcpy(tcb, cur, 64);
+	tcb[0] = tcb[2] = (unsigned long)tcb;	/* tcb->tcb, tcb->self */
+	tcb[1] = 0;				/* no dtv: no dynamic TLS */
+	atomic_store(&r->ctid, 1);
+	ret = xsc__clone_thread(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+				CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
+				CLONE_CHILD_CLEARTID,
+				r->map + len, NULL, (int *)&r->ctid,
+				(unsigned long)tcb, raw_main, w);
+	if (ret < 0) {
+		xsc__sys2(SYS_munmap, r->map, len);
+		r->map = NULL;
+		return (int)ret;
+	}
+	return 0;
+}
+
+/* Waits until the kernel has let go of r's stack, then unmaps it. */
+static void raw_join(struct rawth *r)
+{
+	int t;
+
+	while ((t = atomic_load(&r->ctid)) != 0)
+		xsc__sys6(SYS_futex, (long)&r->ctid, FUTEX_WAIT, t, 0, 0, 0);
+	xsc__sys2(SYS_munmap, r->map, RAW_TLS + 4096 + RAW_STACK);
+	r->map = NULL;
+}
+
+
+static int pthread_spawn(struct xsc_workers *w, pthread_t *th)
+{
+	pthread_attr_t attr;
+	int ret;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	if (w->x->cfg.syscall_cpu >= 0) {
+		cpu_set_t cpus;
+		CPU_ZERO(&cpus);
+		CPU_SET(w->x->cfg.syscall_cpu, &cpus);
+		pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
+	}
+	ret = -pthread_create(th, &attr, pthread_main, w);
+	pthread_attr_destroy(&attr);
+	return ret;
 }
 
 static int spawn(struct xsc_workers *w)
 {
 	struct xsc *x = w->x;
-	pthread_attr_t attr;
 	int ret;
 
 	if (w->nthreads >= (int)x->cfg.max_workers || w->nthreads >= MAX_WORKERS) {
 		if (x->st.worker_cap_hits++ == 0 && !(x->cfg.flags & XSC_QUIET))
-			fprintf(stderr, "xsc: worker pool at its bound (%d threads); "
-				"further blocking calls wait for a free one\n",
-				w->nthreads);
+			xsc__say("xsc: worker pool at its bound (%d threads); "
+				 "further blocking calls wait for a free one\n",
+				 w->nthreads);
 		return -EAGAIN;
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
-	if (x->cfg.syscall_cpu >= 0) {
-		cpu_set_t cpus;
-		CPU_ZERO(&cpus);
-		CPU_SET(x->cfg.syscall_cpu, &cpus);
-		pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
-	}
-	atomic_fetch_add(&w->idle, 1);
-	ret = -pthread_create(&w->th[w->nthreads], &attr, loop, w);
-	pthread_attr_destroy(&attr);
+	atomic_fetch_add(&w->idle, 1);	/* before it can take work */
+	ret = w->raw ? raw_spawn(w, &w->rt[w->nthreads])
+		     : pthread_spawn(w, &w->th[w->nthreads]);
 	if (ret) {
 		atomic_fetch_sub(&w->idle, 1);
 		return ret;
@@ -213,6 +319,7 @@ int xsc__workers_start(struct xsc *x)
 	}
 	w->x = x;
 	w->cap = x->n;
+	w->raw = xsc__raw_workers;
 	atomic_init(&w->cstack, -1);
 	install_cancel_signal(w);
 	x->wk = w;
@@ -229,7 +336,10 @@ void xsc__workers_stop(struct xsc *x)
 	atomic_fetch_add(&w->qseq, 1);
 	futex(&w->qseq, FUTEX_WAKE, INT_MAX);
 	for (int i = 0; i < w->nthreads; i++)
-		pthread_join(w->th[i], NULL);
+		if (w->raw)
+			raw_join(&w->rt[i]);
+		else
+			pthread_join(w->th[i], NULL);
 	free(w->q);
 	free(w);
 	x->wk = NULL;

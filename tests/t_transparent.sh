@@ -44,6 +44,13 @@ fibers() {
 	sed -n 's/^xsc run: \([0-9][0-9]*\) threads as fibers.*/\1/p' "$1" | sort -n | tail -n 1
 }
 
+# The largest "(N kernel waiters woken)" count: a fiber's futex wake that
+# found no fiber waiter but woke a thread sleeping in the kernel, i.e. the
+# runtime slept on one of the program's locks (src/sched/pool.c): must be 0.
+kwoken() {
+	sed -n 's/^xsc run: .*(\([0-9][0-9]*\) kernel waiters woken).*/\1/p' "$1" | sort -n | tail -n 1
+}
+
 show() {	# show LABEL FILE: the last lines of a file, indented
 	[ -s "$2" ] || return 0
 	echo "  $1:"
@@ -68,7 +75,7 @@ rcname() {
 # compare LABEL NATIVE_RC NATIVE_OUT RC OUT ERR: the checks of one run
 # under the shim against the native one.  Returns 0 when it passes.
 compare() {
-	local label=$1 nrc=$2 nout=$3 rc=$4 out=$5 err=$6 n why=()
+	local label=$1 nrc=$2 nout=$3 rc=$4 out=$5 err=$6 n k why=()
 
 	[ "$rc" = "$nrc" ] || why+=("exit $(rcname "$rc"), natively $nrc")
 	cmp -s "$nout" "$out" || why+=("stdout differs")
@@ -78,6 +85,8 @@ compare() {
 	elif [ "$n" -le 0 ]; then
 		why+=("$n threads as fibers")
 	fi
+	k=$(kwoken "$err")
+	[ "${k:-0}" = 0 ] || why+=("$k kernel waiters woken by fibers' futex wakes")
 	if [ ${#why[@]} -eq 0 ]; then
 		pass "$label ($n threads as fibers)"
 		return 0

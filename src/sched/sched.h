@@ -170,6 +170,17 @@ void xsc__rt_adopt(struct xsc_fiber *f);
 void xsc__spin_lock(uint32_t *l);
 void xsc__spin_unlock(uint32_t *l);
 
+/* Records of one size from mmap'd slabs, not malloc (pool.c says why);
+ * usable from fibers, the scheduler and foreign threads.  get() zeroes. */
+struct xsc_pool {
+	uint32_t lock;
+	uint32_t size;	/* a multiple of 16, >= sizeof(void *) */
+	void *free;
+};
+#define XSC_POOL_INIT(type) { 0, (sizeof(type) + 63) & ~63u, NULL }
+void *xsc__pool_get(struct xsc_pool *p);
+void xsc__pool_put(struct xsc_pool *p, void *r);
+
 /* Makes f runnable (from any vcpu or thread). */
 void xsc__ready(struct xsc_fiber *f);
 /* The running fiber switches out; `lock` (may be NULL) is released by

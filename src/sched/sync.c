@@ -115,6 +115,8 @@ struct xsc_timed {
 	int id;
 };
 
+static struct xsc_pool timers = XSC_POOL_INIT(struct xsc_timed);
+
 XSC_EXPORT int xsc_cond_init(xsc_cond_t *c)
 {
 	*c = (xsc_cond_t)XSC_COND_INITIALIZER;
@@ -198,7 +200,7 @@ void xsc__timed_done(void *rec)
 		xsc__ready(t->f);
 	}
 	if (atomic_fetch_sub(&t->refs, 1) == 1)
-		free(t);
+		xsc__pool_put(&timers, t);
 }
 
 /* Posts the timer of a timed wait on c for the running fiber.  May park
@@ -214,7 +216,7 @@ int xsc__timed_arm(xsc_cond_t *c, const struct timespec *abs_mono,
 		return -EPERM;
 	if (abs_mono->tv_nsec < 0 || abs_mono->tv_nsec >= 1000000000)
 		return -EINVAL;
-	t = calloc(1, sizeof(*t));
+	t = xsc__pool_get(&timers);	/* freed in the scheduler: no malloc */
 	if (!t)
 		return -ENOMEM;
 	atomic_init(&t->refs, 2);
@@ -227,7 +229,7 @@ int xsc__timed_arm(xsc_cond_t *c, const struct timespec *abs_mono,
 	t->v = xsc__vcpu();	/* the post may have waited for an entry */
 	if (t->id < 0) {
 		int ret = t->id;
-		free(t);
+		xsc__pool_put(&timers, t);
 		return ret;
 	}
 	f->timed_q = t;
@@ -239,7 +241,7 @@ int xsc__timed_arm(xsc_cond_t *c, const struct timespec *abs_mono,
 static void timed_put(struct xsc_timed *t)
 {
 	if (atomic_fetch_sub(&t->refs, 1) == 1)
-		free(t);
+		xsc__pool_put(&timers, t);
 }
 
 /* c->lock is held and the fiber is on c's queue: park until a wake-up or

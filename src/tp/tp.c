@@ -117,6 +117,7 @@ static struct {
 	long affinity_len;
 	bool verbose;
 	_Atomic int warned_sigsys, warned_clone, warned_futex, warned_affinity;
+	_Atomic long kwakes, kwoken;	/* futex wakes passed on to the kernel */
 } tp;
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -128,25 +129,11 @@ static inline uint64_t rdfsbase(void)
 	return v;
 }
 
-static void say(const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof(buf) - 1)
-		n = sizeof(buf) - 1;
-	if (n > 0)
-		xsc__sys3(SYS_write, 2, buf, n);
-}
 
 static void warn_once(_Atomic int *flag, const char *msg)
 {
 	if (!atomic_exchange(flag, 1))
-		say("xsc run: %s\n", msg);
+		xsc__say("xsc run: %s\n", msg);
 }
 
 static struct xsc_fiber *cur_fiber(void)
@@ -216,46 +203,21 @@ void xsc__tp_deliver(struct xsc_fiber *f)
 
 /* ---- fiber records ------------------------------------------------------------ */
 
-/* Records come from our own mmap'd slabs, never from malloc: they are freed
- * in the scheduler, which must not touch a malloc arena a parked fiber
- * might be holding. */
+/* Records come from a pool (sched/pool.c), never from malloc: they are
+ * freed in the scheduler, which must not touch a malloc arena a parked
+ * fiber might be holding. */
 #define REC_SIZE ((sizeof(struct xsc_fiber) + sizeof(gregset_t) + 63) & ~(size_t)63)
-#define SLAB (256 * 1024)
 
-static uint32_t rec_lock;
-static void *rec_free;
+static struct xsc_pool recs = { 0, REC_SIZE, NULL };
 
 static struct xsc_fiber *rec_get(void)
 {
-	void *r;
-
-	xsc__spin_lock(&rec_lock);
-	if (!rec_free) {
-		long m = xsc__sys6(SYS_mmap, 0, SLAB, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m < 0 && m > -4096) {
-			xsc__spin_unlock(&rec_lock);
-			return NULL;
-		}
-		for (size_t off = 0; off + REC_SIZE <= SLAB; off += REC_SIZE) {
-			void **p = (void **)((char *)m + off);
-			*p = rec_free;
-			rec_free = p;
-		}
-	}
-	r = rec_free;
-	rec_free = *(void **)r;
-	xsc__spin_unlock(&rec_lock);
-	memset(r, 0, REC_SIZE);
-	return r;
+	return xsc__pool_get(&recs);
 }
 
 static void rec_put(struct xsc_fiber *f)
 {
-	xsc__spin_lock(&rec_lock);
-	*(void **)f = rec_free;
-	rec_free = f;
-	xsc__spin_unlock(&rec_lock);
+	xsc__pool_put(&recs, f);
 }
 
 /* ---- threads: clone, exit ----------------------------------------------------- */
@@ -435,9 +397,22 @@ static long futex(const long *a)
 		return xsc__futex_wait(u, (uint32_t)a[2], ts ? &abs : NULL,
 				       cmd == FUTEX_WAIT ? ~0u : val3);
 	case FUTEX_WAKE:
-		return xsc__futex_wake(u, (int)a[2], ~0u);
 	case FUTEX_WAKE_BITSET:
-		return xsc__futex_wake(u, (int)a[2], val3);
+		ret = (int)xsc__futex_wake(u, (int)a[2], cmd == FUTEX_WAKE ? ~0u : val3);
+		/* No fiber waited: a thread outside the emulation (a vcpu's
+		 * scheduler, a syscall thread) may sleep in the kernel on the
+		 * same word; the runtime avoids that, this makes a slip cost a
+		 * system call instead of a hang.  glibc wakes only when the
+		 * lock word says someone waits, so this is rare. */
+		if (ret == 0 && (int)a[2] > 0) {
+			long k = xsc__sys6(SYS_futex, a[0], op, a[2], 0, 0, (long)val3);
+			tp.kwakes++;
+			if (k > 0) {	/* a slip of the runtime: counted, -v says */
+				tp.kwoken += k;
+				ret = (int)k;
+			}
+		}
+		return ret;
 	case FUTEX_REQUEUE:
 		return xsc__futex_requeue(u, (int)a[2], (int)a[3], (uint32_t *)a[4], NULL);
 	case FUTEX_CMP_REQUEUE:
@@ -780,9 +755,14 @@ static void vcpu_start(struct xsc_vcpu *v)
 		      (long)tp.text_lo, (long)(tp.text_hi - tp.text_lo),
 		      (long)&v->tp_sel, 0);
 	if (r < 0) {	/* probed before: only a kernel change gets here */
-		say("xsc run: syscall user dispatch failed on a vcpu (%ld)\n", r);
+		xsc__say("xsc run: syscall user dispatch failed on a vcpu (%ld)\n", r);
 		abort();
 	}
+	/* the pool's bookkeeping comes from malloc: allocate it now, before
+	 * any fiber runs, not later from a fiber or the scheduler */
+	r = xsc__workers_start(v->x);
+	if (r < 0)
+		xsc__say("xsc run: no syscall thread on a vcpu (%s)\n", strerror((int)-r));
 }
 
 static void park_forever(void *arg)
@@ -843,7 +823,7 @@ static int start(void)
 	else
 		why = why_not();
 	if (why) {
-		say("xsc run: %s; running the program natively\n", why);
+		xsc__say("xsc run: %s; running the program natively\n", why);
 		return -1;
 	}
 	tp.verbose = getenv("XSC_VERBOSE") != NULL;
@@ -864,14 +844,14 @@ static int start(void)
 		    tp.act[s].handler != SIG_DFL && tp.act[s].handler != SIG_IGN)
 			install(s, &tp.act[s]);
 	if (xsc__sys4(SYS_rt_sigaction, SIGSYS, &k, 0, 8) < 0) {
-		say("xsc run: cannot install the SIGSYS handler; running natively\n");
+		xsc__say("xsc run: cannot install the SIGSYS handler; running natively\n");
 		return -1;
 	}
 	mainf = rec_get();
 	pstack = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (!mainf || pstack == MAP_FAILED) {
-		say("xsc run: out of memory at start; running natively\n");
+		xsc__say("xsc run: out of memory at start; running natively\n");
 		return -1;
 	}
 	atomic_store(&tp.next_vtid, 0x40000000);	/* above any pid_max */
@@ -881,15 +861,16 @@ static int start(void)
 	mainf->sigmask = mask & ~SIGBIT(SIGSYS);
 	unregister_rseq();
 	xsc__tp = true;
+	xsc__raw_workers = true;	/* no glibc locks in syscall threads */
 	xsc__tp_vcpu_start = vcpu_start;
 	xsc__tp_reap = reap;
 	if (xsc__rt_start(&cfg) < 0) {
-		say("xsc run: cannot start the vcpus\n");
+		xsc__say("xsc run: cannot start the vcpus\n");
 		abort();	/* threads may already run with dispatch on */
 	}
 	tid_add(mainf);
 	if (tp.verbose)
-		say("xsc run: %d vcpus, dispatch region %#lx-%#lx\n", xsc__rt.n,
+		xsc__say("xsc run: %d vcpus, dispatch region %#lx-%#lx\n", xsc__rt.n,
 		    (unsigned long)tp.text_lo, (unsigned long)tp.text_hi);
 	/* From here main() runs as a fiber on a vcpu; this kernel thread
 	 * sleeps for good on a small stack of its own. */
@@ -910,9 +891,12 @@ static void __attribute__((destructor)) report(void)
 		trap += xsc__rt.v[i].tp_ntrap;
 		fast += xsc__rt.v[i].tp_nfast;
 	}
-	say("xsc run: %ld threads as fibers, %lu calls trapped (SIGSYS), "
-	    "%lu through interposed functions\n", atomic_load(&tp.nthreads),
-	    (unsigned long)trap, (unsigned long)fast);
+	xsc__say("xsc run: %ld threads as fibers, %lu calls trapped (SIGSYS), "
+		 "%lu through interposed functions, %ld futex wakes passed to "
+		 "the kernel (%ld kernel waiters woken)\n",
+		 atomic_load(&tp.nthreads), (unsigned long)trap,
+		 (unsigned long)fast, atomic_load(&tp.kwakes),
+		 atomic_load(&tp.kwoken));
 }
 
 static int wrap_main(int argc, char **argv, char **envp)
@@ -933,7 +917,7 @@ XSC_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc,
 
 	real = dlsym(RTLD_NEXT, "__libc_start_main");
 	if (!real) {
-		say("xsc run: cannot find libc's __libc_start_main\n");
+		xsc__say("xsc run: cannot find libc's __libc_start_main\n");
 		abort();
 	}
 	tp.main = main;
