@@ -58,27 +58,16 @@
 
 #include "compat.h"
 #include "request.h"
+#include "server.h"
 
 #define IO_BUF (32 * 1024)	/* file chunk per read/write */
 #define BODY_MAX (1 << 20)	/* largest request body we discard */
-
-struct options {
-	const char *root, *bind;
-	int port, backlog, cpu, threads, entries, timeout, syscall_cpu;
-};
-
-static struct options opt = {
-	.root = NULL, .bind = "127.0.0.1", .port = 8080, .backlog = 4096,
-	.cpu = -1, .threads = 0, .entries = 0, .timeout = 60, .syscall_cpu = -1,
-};
-static int root_fd = -1, listen_fd = -1;
 
 /* One per connection, on the heap: fiber stacks stay small. */
 struct conn {
 	int fd;
 	size_t len;		/* bytes buffered in head[] */
-	time_t date_sec;	/* second date[] was formatted for */
-	char date[40];
+	struct srv_date date;
 	char head[HT_HEAD_MAX];
 	char path[HT_HEAD_MAX];
 	char hdr[512];		/* response head */
@@ -107,31 +96,11 @@ static long write_all(int fd, struct iovec *iov, int n)
 	return 0;
 }
 
-/* The Date header value, reformatted at most once a second. */
-static const char *http_date(struct conn *c)
-{
-	time_t now = time(NULL);
-	struct tm tm;
-
-	if (now != c->date_sec) {
-		gmtime_r(&now, &tm);
-		strftime(c->date, sizeof(c->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-		c->date_sec = now;
-	}
-	return c->date;
-}
-
-/* Formats the response head into c->hdr; returns its length. */
 static size_t format_head(struct conn *c, int status, const char *type,
 			  long long length, bool keep, const char *extra)
 {
-	int n = snprintf(c->hdr, sizeof(c->hdr),
-			 "HTTP/1.1 %d %s\r\nServer: xsc-httpd\r\nDate: %s\r\n"
-			 "Content-Type: %s\r\nContent-Length: %lld\r\n"
-			 "Connection: %s\r\n%s\r\n",
-			 status, req_reason(status), http_date(c), type, length,
-			 keep ? "keep-alive" : "close", extra);
-	return n > 0 && (size_t)n < sizeof(c->hdr) ? (size_t)n : 0;
+	return srv_format_head(c->hdr, sizeof(c->hdr), &c->date, status, type,
+			       length, keep, extra);
 }
 
 /* An error response: a one-line text body ("404 Not Found\n"). */
@@ -148,16 +117,6 @@ static long send_error(struct conn *c, int status, bool head, bool keep)
 
 /* ---- files ----------------------------------------------------------- */
 
-static int open_status(long err)
-{
-	switch (-err) {
-	case ENOENT: case ENOTDIR: case ELOOP: case ENAMETOOLONG: return 404;
-	case EACCES: case EPERM: return 403;
-	case EMFILE: case ENFILE: case ENOMEM: return 503;
-	default: return 500;
-	}
-}
-
 /* Opens path (relative to the root) as a regular file, trying index.html
  * for a directory.  Returns the fd with *st filled, or -status. */
 static long open_file(struct conn *c, struct stat *st)
@@ -165,7 +124,7 @@ static long open_file(struct conn *c, struct stat *st)
 	for (int tries = 0; tries < 2; tries++) {
 		long fd = ht_openat(root_fd, c->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0)
-			return -open_status(fd);
+			return -srv_open_status(fd);
 		if (ht_fstat((int)fd, st) < 0) {
 			ht_close((int)fd);
 			return -500;
@@ -340,7 +299,7 @@ static void start_conn(int fd)
 	}
 	c->fd = fd;
 	c->len = 0;
-	c->date_sec = 0;
+	c->date.sec = 0;
 	if (ht_thread_create(&t, conn_main, c) < 0) {
 		ht_close(fd);
 		free(c);
@@ -367,118 +326,14 @@ static int server_main(int argc, char **argv)
 	}
 }
 
-static const char usage[] =
-	"usage: httpd-" HT_FLAVOR " --root DIR [--port N] [--bind ADDR] [--backlog N]\n"
-	"       [--cpu N] [--threads N] [--entries N] [--timeout SEC]\n"
-	"       [--syscall-cpu N]\n"
-	"  --port 0 picks a free port; the first stdout line names it.\n"
-	"  --threads, --entries: kernel threads and syscall entries of the xsc\n"
-	"  runtime (ignored by the NPTL build).  --cpu pins the process.\n";
-
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-	char *e;
-	long v = strtol(s, &e, 10);
-
-	if (!*s || *e || v < lo || v > hi)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
-static int parse_args(int argc, char **argv)
-{
-	static const struct { const char *name; int *v; int lo, hi; } iopt[] = {
-		{ "--port", &opt.port, 0, 65535 }, { "--backlog", &opt.backlog, 1, 1 << 20 },
-		{ "--cpu", &opt.cpu, 0, 4095 }, { "--threads", &opt.threads, 0, 4096 },
-		{ "--entries", &opt.entries, 0, 1 << 20 },
-		{ "--syscall-cpu", &opt.syscall_cpu, 0, 4095 },
-		{ "--timeout", &opt.timeout, 0, 86400 },
-	};
-	for (int i = 1; i < argc; i++) {
-		bool ok = false, val = i + 1 < argc;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return printf("%s", usage), 1;
-		if (val && !strcmp(argv[i], "--root"))
-			opt.root = argv[++i], ok = true;
-		else if (val && !strcmp(argv[i], "--bind"))
-			opt.bind = argv[++i], ok = true;
-		for (size_t k = 0; !ok && k < sizeof(iopt) / sizeof(iopt[0]); k++)
-			if (val && !strcmp(argv[i], iopt[k].name)) {
-				ok = parse_int(argv[++i], iopt[k].lo, iopt[k].hi, iopt[k].v) == 0;
-				if (!ok)
-					fprintf(stderr, "httpd: bad value for %s\n", iopt[k].name);
-			}
-		if (!ok)
-			return fprintf(stderr, "httpd: bad argument %s\n%s", argv[i], usage), 2;
-	}
-	if (!opt.root)
-		return fprintf(stderr, "httpd: --root DIR is required\n%s", usage), 2;
-	return 0;
-}
-
-/* Binds and listens; prints the address line.  0 or -1. */
-static int open_listener(void)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(opt.port) };
-	socklen_t sl = sizeof(sa);
-	int one = 1;
-
-	if (inet_pton(AF_INET, opt.bind, &sa.sin_addr) != 1) {
-		fprintf(stderr, "httpd: --bind needs an IPv4 address: %s\n", opt.bind);
-		return -1;
-	}
-	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0 ||
-	    setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(listen_fd, opt.backlog) ||
-	    getsockname(listen_fd, (struct sockaddr *)&sa, &sl)) {
-		fprintf(stderr, "httpd: listen on %s:%d: %s\n", opt.bind, opt.port,
-			strerror(errno));
-		return -1;
-	}
-	printf("httpd-%s: listening on %s:%d root=%s\n", HT_FLAVOR, opt.bind,
-	       ntohs(sa.sin_port), opt.root);
-	fflush(stdout);
-	return 0;
-}
-
-/* Process-wide setup before any thread exists: fd limit (one per
- * connection plus one per open file), SIGPIPE (a reset peer is an error
- * return, not a signal), pinning, the root directory. */
-static int setup(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	signal(SIGPIPE, SIG_IGN);
-	if (opt.cpu >= 0) {
-		cpu_set_t s;
-		CPU_ZERO(&s);
-		CPU_SET(opt.cpu, &s);
-		if (sched_setaffinity(0, sizeof(s), &s))
-			fprintf(stderr, "httpd: --cpu %d: %s\n", opt.cpu, strerror(errno));
-	}
-	root_fd = open(opt.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root_fd < 0) {
-		fprintf(stderr, "httpd: --root %s: %s\n", opt.root, strerror(errno));
-		return -1;
-	}
-	return open_listener();
-}
-
 int main(int argc, char **argv)
 {
 	struct ht_runtime rt;
-	int r = parse_args(argc, argv);
+	int r = srv_parse_args(argc, argv, HT_FLAVOR);
 
 	if (r)
 		return r == 1 ? 0 : r;
-	if (setup() < 0)
+	if (srv_setup(HT_FLAVOR) < 0)
 		return 1;
 	rt.threads = opt.threads;
 	rt.entries = opt.entries;
