@@ -129,6 +129,20 @@ static void rq_push(struct xsc_vcpu *v, struct xsc_fiber *f)
 	xsc__spin_unlock(&v->rq_lock);
 }
 
+/* A fiber's stack top (its saved registers, then the frames it returns
+ * through) is cold by the time it runs again, and with thousands of
+ * fibers its page is out of the TLB as well: the switch into it stalled
+ * on that load.  Fetched while the fiber ahead of it runs. */
+static inline void prefetch_stack(const struct xsc_fiber *f)
+{
+	const char *sp = f->ctx.sp;
+
+	__builtin_prefetch(sp);
+	__builtin_prefetch(sp + 64);
+	__builtin_prefetch(sp + 128);
+	__builtin_prefetch(sp + 192);
+}
+
 static struct xsc_fiber *rq_pop(struct xsc_vcpu *v)
 {
 	struct xsc_fiber *f;
@@ -141,6 +155,10 @@ static struct xsc_fiber *rq_pop(struct xsc_vcpu *v)
 		v->rq_head = f->rnext;
 		if (!v->rq_head)
 			v->rq_tail = NULL;
+		else {	/* v->rq_head runs after f, the one after it next */
+			prefetch_stack(v->rq_head);
+			__builtin_prefetch(v->rq_head->rnext);
+		}
 		atomic_fetch_sub(&v->rq_len, 1);
 	}
 	xsc__spin_unlock(&v->rq_lock);

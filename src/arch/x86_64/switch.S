@@ -58,14 +58,21 @@ xsc__ctx_swap:
 	.cfi_adjust_cfa_offset 8
 	stmxcsr	(%rsp)
 	fnstcw	4(%rsp)
+	movl	(%rsp), %edx		/* ours, read back at the stores' sizes */
+	movzwl	4(%rsp), %ecx		/* (so both forward from the store) */
 
 	movq	%rsp, (%rdi)		/* from->sp */
 	movq	%rdi, %rax		/* returned on the other side */
 	movq	(%rsi), %rsp		/* to->sp: now on the other stack */
-
-	ldmxcsr	(%rsp)
-	fldcw	4(%rsp)
-	addq	$8, %rsp
+	.cfi_remember_state
+	/* ldmxcsr and fldcw serialize: waiting on the (often cold) line of
+	 * the other stack, they stalled every switch.  Load them only when
+	 * they differ, which is rare; the result is the same. */
+	cmpl	(%rsp), %edx
+	jne	2f
+	cmpw	4(%rsp), %cx
+	jne	2f
+1:	addq	$8, %rsp
 	.cfi_adjust_cfa_offset -8
 	popq	%r15
 	.cfi_adjust_cfa_offset -8
@@ -80,6 +87,10 @@ xsc__ctx_swap:
 	popq	%rbp
 	.cfi_adjust_cfa_offset -8
 	ret
+2:	.cfi_restore_state
+	ldmxcsr	(%rsp)
+	fldcw	4(%rsp)
+	jmp	1b
 	.cfi_endproc
 	.size	xsc__ctx_swap, .-xsc__ctx_swap
 
