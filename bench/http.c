@@ -2,10 +2,13 @@
  * http.c - `xsc bench http` (FlexSC Figures 11 and 13) and `xsc bench
  * sensitivity` (FlexSC Figure 16).
  *
- * http: wrk on loopback against three servers serving the same file from
+ * http: wrk on loopback against four servers serving the same file from
  * the same directory:
  *   httpd-nptl   examples/httpd on pthreads (thread per connection)
  *   httpd-xsc    the same source on xsc threads (when it is built)
+ *   httpd-uring  the same server hand-written as one io_uring event loop
+ *                (examples/httpd/loop.c): the reference for the blocking
+ *                style's cost
  *   nginx        Debian's nginx, one process (master_process off), access
  *                log off, sendfile off (httpd uses read+write too),
  *                unlimited keep-alive requests (as httpd)
@@ -51,10 +54,10 @@ int xsc_run_find_preload(char *out, size_t n);	/* tools/run.c */
 #define MAXCONC 8
 #define FILE_NAME "file.html"
 
-enum { NPTL, XSCT, XSCSQ, NGINX, XRUN, NSERV };
+enum { NPTL, XSCT, XSCSQ, NGINX, XRUN, ULOOP, NSERV };
 static const char *const serv_name[NSERV] = { "httpd-nptl", "httpd-xsc",
 					      "httpd-xsc-sq", "nginx",
-					      "httpd-nptl+xsc-run" };
+					      "httpd-nptl+xsc-run", "httpd-uring" };
 
 struct result {
 	double rps, p50_us, p99_us, cpu_us;	/* per request */
@@ -614,7 +617,8 @@ static void server_bin(const struct ctx *c, struct server *s, const char *name)
 static const char http_usage[] =
 	"usage: xsc bench http [--quick] [--rounds N] [--out DIR] [--bin-dir DIR]\n"
 	"                      [--duration SEC] [--size BYTES]\n"
-	"  wrk against httpd-nptl, httpd-xsc (if built) and nginx at concurrency\n"
+	"  wrk against httpd-nptl, httpd-xsc (if built), httpd-uring (the\n"
+	"  hand-written io_uring loop, if built) and nginx at concurrency\n"
 	"  16..4096 (--quick: 64, 256); server on core 0, wrk on core 1; best of\n"
 	"  N rounds (default 2).  Writes DIR/http.csv and DIR/http-*.png.\n";
 
@@ -789,6 +793,7 @@ int xsc_bench_http(int argc, char **argv)
 	}
 	server_bin(&c, &sv[NPTL], serv_name[NPTL]);
 	server_bin(&c, &sv[XSCT], serv_name[XSCT]);
+	server_bin(&c, &sv[ULOOP], serv_name[ULOOP]);
 	server_bin(&c, &sv[XSCSQ], serv_name[XSCT]);	/* same binary */
 	sv[XSCSQ].name = serv_name[XSCSQ];
 	sv[XSCSQ].sq = true;
@@ -802,8 +807,9 @@ int xsc_bench_http(int argc, char **argv)
 		printf("note: httpd-xsc not built (the xsc threads runtime is not in "
 		       "this tree yet); measuring httpd-nptl and nginx\n");
 	static const int ratios[][2] = { { XSCT, NPTL }, { XSCT, NGINX },
+					 { XSCT, ULOOP }, { ULOOP, NGINX },
 					 { XSCSQ, XSCT }, { NPTL, NGINX } };
-	return serve_and_measure(&c, sv, conc, nc, "http", ratios, 4);
+	return serve_and_measure(&c, sv, conc, nc, "http", ratios, 6);
 }
 
 /* ---- xsc bench transparent ------------------------------------------- */

@@ -2,7 +2,8 @@
 # t_httpd.sh BUILD_DIR - examples/httpd over loopback, every built flavour.
 # xsc-test: timeout=240
 #
-# For each of BUILD/examples/httpd/httpd-nptl and httpd-xsc that exists:
+# For each of BUILD/examples/httpd/httpd-nptl, httpd-xsc and httpd-uring
+# (the hand-written io_uring loop) that exists:
 # start it on a free 127.0.0.1 port (--port 0; the port is read from its
 # first stdout line) with a generated root, run tests/t_httpd_client.py
 # against it (byte-for-byte responses, concurrency, pipelining, malformed
@@ -18,7 +19,7 @@ bindir=$build/examples/httpd
 
 command -v python3 >/dev/null || { echo "skip: python3 not installed (scripts/deps.sh test)"; exit 77; }
 bins=()
-for b in httpd-nptl httpd-xsc; do
+for b in httpd-nptl httpd-xsc httpd-uring; do
 	[ -x "$bindir/$b" ] && bins+=("$b")
 done
 [ ${#bins[@]} -gt 0 ] || { echo "skip: no httpd binary under $bindir"; exit 77; }
