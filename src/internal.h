@@ -230,7 +230,6 @@ int xsc__uring_cancel(struct xsc *x, int id);
 void xsc__uring_cancel_all(struct xsc *x);
 
 /* worker executor (worker.c) */
-void xsc__say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Syscall threads are raw clones, not pthreads (transparent mode: worker.c) */
 extern bool xsc__raw_workers;
 int xsc__workers_start(struct xsc *x);
@@ -240,6 +239,9 @@ void xsc__worker_kick(struct xsc *x);
 int xsc__worker_reap(struct xsc *x);
 int xsc__worker_wait(struct xsc *x, uint32_t seen, int64_t timeout_ns);
 int xsc__worker_cancel(struct xsc *x, int id);
+/* One line on stderr with write(2), never stdio (handle.c). */
+void xsc__say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Wake word (handle.c): any thread may kick the owner out of a wait. */
 void xsc__kick(struct xsc *x);
 uint32_t xsc__kick_seen(struct xsc *x);

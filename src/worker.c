@@ -55,8 +55,10 @@
 #include "rawsys.h"
 
 #define MAX_WORKERS 256
+#define XSC_CANCEL_SIGNAL (SIGRTMAX - 1)
 #define RAW_STACK (64 * 1024)
 #define RAW_TLS (16 * 1024)	/* below the guard page; the TCB at its top */
+#define RAW_MAP (RAW_TLS + 4096 + RAW_STACK)
 
 bool xsc__raw_workers;
 
@@ -64,11 +66,14 @@ long xsc__clone_thread(unsigned long flags, void *stack_top, int *ptid,
 		       int *ctid, unsigned long tls, void (*fn)(void *),
 		       void *arg);
 
-struct rawth {
-	char *map;		/* [tls][guard][stack] */
-	_Atomic int ctid;	/* cleared by the kernel when the thread is gone */
+/* One syscall thread: a pthread, or a raw clone (w->raw). */
+union wthread {
+	pthread_t th;
+	struct {
+		char *map;		/* [tls][guard][stack], RAW_MAP bytes */
+		_Atomic int ctid;	/* cleared by the kernel when it is gone */
+	} raw;
 };
-#define XSC_CANCEL_SIGNAL (SIGRTMAX - 1)
 
 struct xsc_workers {
 	struct xsc *x;
@@ -83,8 +88,7 @@ struct xsc_workers {
 	_Atomic int cstack;	/* completed ids, linked through slot.cnext */
 	int nthreads;
 	bool raw;		/* xsc__raw_workers when the pool started */
-	pthread_t th[MAX_WORKERS];
-	struct rawth rt[MAX_WORKERS];
+	union wthread t[MAX_WORKERS];
 	bool cancel_sig;	/* XSC_CANCEL_SIGNAL is ours */
 };
 
@@ -205,48 +209,46 @@ static void raw_main(void *arg)
  * pointer guard) with the self pointers redirected, so stack-protector
  * checks read the canary; the area below it catches a stray errno store
  * instead of letting it hit another thread's TLS. */
-static int raw_spawn(struct xsc_workers *w, struct rawth *r)
+static int raw_spawn(struct xsc_workers *w, union wthread *t)
 {
-	size_t len = RAW_TLS + 4096 + RAW_STACK;
-	long m = xsc__sys6(SYS_mmap, 0, len, PROT_READ | PROT_WRITE,
+	long m = xsc__sys6(SYS_mmap, 0, RAW_MAP, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	unsigned long *tcb, *cur;
 	long ret;
 
 	if (m < 0 && m > -4096)
 		return (int)m;
-	r->map = (char *)m;
-	xsc__sys3(SYS_mprotect, r->map + RAW_TLS, 4096, PROT_NONE);
-	tcb = (unsigned long *)(r->map + RAW_TLS - 256);
+	t->raw.map = (char *)m;
+	xsc__sys3(SYS_mprotect, t->raw.map + RAW_TLS, 4096, PROT_NONE);
+	tcb = (unsigned long *)(t->raw.map + RAW_TLS - 256);
 	__asm__("mov %%fs:0x10, %0" : "=r"(cur));	/* the caller's TCB */
 	memcpy(tcb, cur, 64);
 	tcb[0] = tcb[2] = (unsigned long)tcb;	/* tcb->tcb, tcb->self */
 	tcb[1] = 0;				/* no dtv: no dynamic TLS */
-	atomic_store(&r->ctid, 1);
+	atomic_store(&t->raw.ctid, 1);
 	ret = xsc__clone_thread(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
 				CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
 				CLONE_CHILD_CLEARTID,
-				r->map + len, NULL, (int *)&r->ctid,
+				t->raw.map + RAW_MAP, NULL, (int *)&t->raw.ctid,
 				(unsigned long)tcb, raw_main, w);
 	if (ret < 0) {
-		xsc__sys2(SYS_munmap, r->map, len);
-		r->map = NULL;
+		xsc__sys2(SYS_munmap, t->raw.map, RAW_MAP);
+		t->raw.map = NULL;
 		return (int)ret;
 	}
 	return 0;
 }
 
-/* Waits until the kernel has let go of r's stack, then unmaps it. */
-static void raw_join(struct rawth *r)
+/* Waits until the kernel has let go of t's stack, then unmaps it. */
+static void raw_join(union wthread *t)
 {
-	int t;
+	int c;
 
-	while ((t = atomic_load(&r->ctid)) != 0)
-		xsc__sys6(SYS_futex, (long)&r->ctid, FUTEX_WAIT, t, 0, 0, 0);
-	xsc__sys2(SYS_munmap, r->map, RAW_TLS + 4096 + RAW_STACK);
-	r->map = NULL;
+	while ((c = atomic_load(&t->raw.ctid)) != 0)
+		xsc__sys6(SYS_futex, (long)&t->raw.ctid, FUTEX_WAIT, c, 0, 0, 0);
+	xsc__sys2(SYS_munmap, t->raw.map, RAW_MAP);
+	t->raw.map = NULL;
 }
-
 
 static int pthread_spawn(struct xsc_workers *w, pthread_t *th)
 {
@@ -279,8 +281,8 @@ static int spawn(struct xsc_workers *w)
 		return -EAGAIN;
 	}
 	atomic_fetch_add(&w->idle, 1);	/* before it can take work */
-	ret = w->raw ? raw_spawn(w, &w->rt[w->nthreads])
-		     : pthread_spawn(w, &w->th[w->nthreads]);
+	ret = w->raw ? raw_spawn(w, &w->t[w->nthreads])
+		     : pthread_spawn(w, &w->t[w->nthreads].th);
 	if (ret) {
 		atomic_fetch_sub(&w->idle, 1);
 		return ret;
@@ -337,9 +339,9 @@ void xsc__workers_stop(struct xsc *x)
 	futex(&w->qseq, FUTEX_WAKE, INT_MAX);
 	for (int i = 0; i < w->nthreads; i++)
 		if (w->raw)
-			raw_join(&w->rt[i]);
+			raw_join(&w->t[i]);
 		else
-			pthread_join(w->th[i], NULL);
+			pthread_join(w->t[i].th, NULL);
 	free(w->q);
 	free(w);
 	x->wk = NULL;

@@ -129,7 +129,6 @@ static inline uint64_t rdfsbase(void)
 	return v;
 }
 
-
 static void warn_once(_Atomic int *flag, const char *msg)
 {
 	if (!atomic_exchange(flag, 1))
@@ -760,7 +759,7 @@ static void vcpu_start(struct xsc_vcpu *v)
 	}
 	/* the pool's bookkeeping comes from malloc: allocate it now, before
 	 * any fiber runs, not later from a fiber or the scheduler */
-	r = xsc__workers_start(v->x);
+	r = v->x->cfg.backend == XSC_BACKEND_INLINE ? 0 : xsc__workers_start(v->x);
 	if (r < 0)
 		xsc__say("xsc run: no syscall thread on a vcpu (%s)\n", strerror((int)-r));
 }
