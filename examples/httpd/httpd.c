@@ -43,25 +43,18 @@
  * SO_RCVTIMEO on the NPTL build; whether the xsc executors honour it
  * depends on the executor.
  */
-#include <arpa/inet.h>
-#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/time.h>
 
 #include "compat.h"
 #include "request.h"
 #include "server.h"
 
-#define IO_BUF (32 * 1024)	/* file chunk per read/write */
-#define BODY_MAX (1 << 20)	/* largest request body we discard */
 
 /* One per connection, on the heap: fiber stacks stay small. */
 struct conn {
@@ -71,7 +64,7 @@ struct conn {
 	char head[HT_HEAD_MAX];
 	char path[HT_HEAD_MAX];
 	char hdr[512];		/* response head */
-	char io[IO_BUF];
+	char io[SRV_IO_BUF];
 };
 
 /* ---- output ---------------------------------------------------------- */
@@ -149,7 +142,7 @@ static long send_file(struct conn *c, int fd, size_t hl, long long size)
 	long r;
 
 	do {
-		size_t want = size - sent < IO_BUF ? (size_t)(size - sent) : IO_BUF;
+		size_t want = size - sent < SRV_IO_BUF ? (size_t)(size - sent) : SRV_IO_BUF;
 		r = want ? ht_read(fd, c->io, want) : 0;
 		if (r == -EINTR)
 			continue;
@@ -230,7 +223,7 @@ static int consume(struct conn *c, size_t n, long long len)
 	memmove(c->head, c->head + n, c->len - n);
 	c->len -= n;
 	while (len > 0) {
-		long r = ht_read(c->fd, c->io, len < IO_BUF ? (size_t)len : IO_BUF);
+		long r = ht_read(c->fd, c->io, len < SRV_IO_BUF ? (size_t)len : SRV_IO_BUF);
 		if (r <= 0 && r != -EINTR)
 			return -1;
 		len -= r > 0 ? r : 0;
@@ -254,7 +247,7 @@ static long handle_one(struct conn *c)
 		st = req_path(&rq, c->path, sizeof(c->path));
 	if (st && st != 405)
 		return send_error(c, st, rq.head, false), 1;
-	if (rq.content_length > BODY_MAX)
+	if (rq.content_length > SRV_BODY_MAX)
 		return send_error(c, 413, rq.head, false), 1;
 	/* The body goes before we answer: with keep-alive it must not be
 	 * read as the next request, and leaving it unread makes close()

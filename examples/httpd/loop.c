@@ -33,8 +33,6 @@
 #include "request.h"
 #include "server.h"
 
-#define IO_BUF (32 * 1024)
-#define BODY_MAX (1 << 20)
 #define SQ_DEPTH 4096
 
 enum step { RECV, DISCARD, OPEN, READ, SEND, CLOSE_FILE, CLOSE_CONN };
@@ -52,7 +50,7 @@ struct conn {
 	char head[HT_HEAD_MAX];
 	char path[HT_HEAD_MAX];
 	char hdr[512];
-	char io[IO_BUF];
+	char io[SRV_IO_BUF];
 };
 
 static struct io_uring ring;
@@ -124,10 +122,26 @@ static void read_chunk(struct conn *c)
 
 	c->step = READ;
 	io_uring_prep_read(sqe_for(c), c->file, c->io,
-			   left < IO_BUF ? (unsigned)left : IO_BUF, (uint64_t)-1);
+			   left < SRV_IO_BUF ? (unsigned)left : SRV_IO_BUF, (uint64_t)-1);
 }
 
 static void next_request(struct conn *c);
+
+/* Reads (and drops) the next piece of the request body. */
+static void discard_more(struct conn *c)
+{
+	c->step = DISCARD;
+	io_uring_prep_recv(sqe_for(c), c->fd, c->io,
+			   c->body_left < SRV_IO_BUF ? (size_t)c->body_left : SRV_IO_BUF, 0);
+}
+
+/* A response is complete (file closed if there was one). */
+static void after_response(struct conn *c)
+{
+	if (!c->keep)
+		return close_conn(c);
+	next_request(c);
+}
 
 /* The body is gone: answer. */
 static void answer(struct conn *c)
@@ -151,7 +165,7 @@ static void handle_head(struct conn *c, size_t n)
 		st = req_path(&rq, c->path, sizeof(c->path));
 	if (st && st != 405)
 		return send_error(c, st, false);
-	if (rq.content_length > BODY_MAX)
+	if (rq.content_length > SRV_BODY_MAX)
 		return send_error(c, 413, false);
 	c->keep = rq.keep_alive;
 	c->after_body = st;
@@ -163,12 +177,8 @@ static void handle_head(struct conn *c, size_t n)
 	memmove(c->head, c->head + n + have, c->len - n - have);
 	c->len -= n + have;
 	c->body_left = rq.content_length - (long long)have;
-	if (c->body_left > 0) {
-		c->step = DISCARD;
-		io_uring_prep_recv(sqe_for(c), c->fd, c->io,
-				   c->body_left < IO_BUF ? (size_t)c->body_left : IO_BUF, 0);
-		return;
-	}
+	if (c->body_left > 0)
+		return discard_more(c);
 	answer(c);
 }
 
@@ -237,9 +247,7 @@ static void sent_all(struct conn *c)
 		c->file = -1;
 		return;
 	}
-	if (!c->keep)
-		return close_conn(c);
-	next_request(c);
+	after_response(c);
 }
 
 static void complete(struct conn *c, int res)
@@ -254,13 +262,7 @@ static void complete(struct conn *c, int res)
 		if (res <= 0)
 			return close_conn(c);
 		c->body_left -= res;
-		if (c->body_left > 0) {
-			io_uring_prep_recv(sqe_for(c), c->fd, c->io,
-					   c->body_left < IO_BUF ? (size_t)c->body_left
-								 : IO_BUF, 0);
-			return;
-		}
-		return answer(c);
+		return c->body_left > 0 ? discard_more(c) : answer(c);
 	case OPEN:
 		return opened(c, res);
 	case READ:
@@ -289,9 +291,7 @@ static void complete(struct conn *c, int res)
 		return send_iov(c);
 	}
 	case CLOSE_FILE:
-		if (!c->keep)
-			return close_conn(c);
-		return next_request(c);
+		return after_response(c);
 	case CLOSE_CONN:
 		free(c);
 		return;

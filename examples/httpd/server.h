@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <time.h>
 
+#define SRV_IO_BUF (32 * 1024)	/* file chunk per read/write */
+#define SRV_BODY_MAX (1 << 20)	/* largest request body read and discarded */
+
 struct options {
 	const char *root, *bind;
 	int port, backlog, cpu, threads, entries, timeout, syscall_cpu;
