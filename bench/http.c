@@ -771,26 +771,41 @@ out:
 	return ok ? 0 : 1;
 }
 
+/* What the http and transparent experiments do first: the options, wrk
+ * (and nginx, found into nginx[len], when nginx is not NULL), the
+ * directory of the httpd binaries.  -1 to go on, else the exit status. */
+static int begin(int argc, char **argv, struct ctx *c, const char *usage,
+		 const char *name, char *nginx, size_t len)
+{
+	const char *given = NULL;
+	int r = parse(argc, argv, c, usage, &given);
+
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (need_tools(nginx != NULL, nginx, len))
+		return 2;
+	if (find_bindir(c, given)) {
+		fprintf(stderr, "xsc bench %s: httpd-nptl not found next to this "
+			"binary; build the tree or pass --bin-dir DIR\n", name);
+		return 2;
+	}
+	return -1;
+}
+
 int xsc_bench_http(int argc, char **argv)
 {
 	static const int full[] = { 16, 64, 256, 1024, 4096 }, quick[] = { 64, 256 };
 	struct server sv[NSERV];
-	const char *given = NULL;
 	struct ctx c;
-	int nc, r = parse(argc, argv, &c, http_usage, &given);
+	int nc, r;
 
-	if (r)
-		return r > 0 ? 0 : 2;
+	memset(sv, 0, sizeof(sv));
+	r = begin(argc, argv, &c, http_usage, "http", sv[NGINX].bin,
+		  sizeof(sv[NGINX].bin));
+	if (r >= 0)
+		return r;
 	const int *conc = c.o.quick ? quick : full;
 	nc = c.o.quick ? 2 : 5;
-	memset(sv, 0, sizeof(sv));
-	if (need_tools(true, sv[NGINX].bin, sizeof(sv[NGINX].bin)))
-		return 2;
-	if (find_bindir(&c, given)) {
-		fprintf(stderr, "xsc bench http: httpd-nptl not found next to this "
-			"binary; build the tree or pass --bin-dir DIR\n");
-		return 2;
-	}
 	server_bin(&c, &sv[NPTL], serv_name[NPTL]);
 	server_bin(&c, &sv[XSCT], serv_name[XSCT]);
 	server_bin(&c, &sv[ULOOP], serv_name[ULOOP]);
@@ -826,23 +841,16 @@ int xsc_bench_transparent(int argc, char **argv)
 {
 	static const int full[] = { 64, 256, 1024, 4096 }, quick[] = { 64, 256 };
 	struct server sv[NSERV];
-	const char *given = NULL;
 	char lib[1200];
 	struct ctx c;
-	int nc, r = parse(argc, argv, &c, tp_usage, &given);
+	int nc, r;
 
-	if (r)
-		return r > 0 ? 0 : 2;
+	memset(sv, 0, sizeof(sv));
+	r = begin(argc, argv, &c, tp_usage, "transparent", NULL, 0);
+	if (r >= 0)
+		return r;
 	const int *conc = c.o.quick ? quick : full;
 	nc = c.o.quick ? 2 : 4;
-	memset(sv, 0, sizeof(sv));
-	if (need_tools(false, NULL, 0))
-		return 2;
-	if (find_bindir(&c, given)) {
-		fprintf(stderr, "xsc bench transparent: httpd-nptl not found next to "
-			"this binary; build the tree or pass --bin-dir DIR\n");
-		return 2;
-	}
 	server_bin(&c, &sv[NPTL], serv_name[NPTL]);
 	server_bin(&c, &sv[XRUN], serv_name[NPTL]);	/* the same binary */
 	sv[XRUN].name = serv_name[XRUN];
