@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tp_rnd.h"
+
 #define NT 48
 #define ROUNDS 400
 #define TOKENS 12
@@ -38,15 +40,6 @@
 static int pipes[NT][2];
 static atomic_long errors, timeouts, helpers;
 static atomic_ullong checksum;
-
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
 
 static void *helper(void *arg)
 {

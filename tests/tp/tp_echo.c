@@ -26,6 +26,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tp_rnd.h"
+
 #define NCLIENT 32
 #define NMSG 200
 #define MAXMSG 16384
@@ -135,15 +137,6 @@ static void *acceptor(void *arg)
 		if (pthread_join(t[i], NULL))
 			ERR("pthread_join (server)");
 	return (void *)(long)n;
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
 }
 
 struct client { int id; long bytes; uint64_t sum; };

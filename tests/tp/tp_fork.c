@@ -87,6 +87,17 @@ static int wait_status(pid_t pid)
 	return WEXITSTATUS(st);
 }
 
+/* The parent's side of a child writing into pipe p: its output into
+ * buf[0..cap) and its exit status (-1 on failure). */
+static int child_output(pid_t pid, int p[2], char *buf, size_t cap)
+{
+	CHECK(pid > 0, "fork: %s", strerror(errno));
+	close(p[1]);
+	CHECK(slurp(p[0], buf, cap) >= 0, "read from child %d", (int)pid);
+	close(p[0]);
+	return wait_status(pid);
+}
+
 static void test_fork(void)
 {
 	static const char msg[] = "child-ok\n";
@@ -102,11 +113,7 @@ static void test_fork(void)
 			_exit(100);
 		_exit(3);
 	}
-	CHECK(pid > 0, "fork: %s", strerror(errno));
-	close(p[1]);
-	CHECK(slurp(p[0], buf, sizeof(buf)) >= 0, "read from the child");
-	close(p[0]);
-	st = wait_status(pid);
+	st = child_output(pid, p, buf, sizeof(buf));
 	CHECK(st == 3, "fork child status %d", st);
 	CHECK(strcmp(buf, msg) == 0, "child wrote '%s'", buf);
 	printf("fork: child wrote %s", buf);
@@ -130,11 +137,7 @@ static void test_exec(void)
 		execvp("echo", argv);
 		_exit(102);
 	}
-	CHECK(pid > 0, "fork: %s", strerror(errno));
-	close(p[1]);
-	CHECK(slurp(p[0], buf, sizeof(buf)) >= 0, "read from echo");
-	close(p[0]);
-	st = wait_status(pid);
+	st = child_output(pid, p, buf, sizeof(buf));
 	CHECK(st == 0, "echo status %d", st);
 	CHECK(strcmp(buf, "exec-ok via execvp\n") == 0, "echo wrote '%s'", buf);
 	printf("exec: echo wrote %s", buf);

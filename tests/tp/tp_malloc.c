@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_rnd.h"
+
 #define NT 16
 #define OPS 200000
 #define SLOTS 64
@@ -39,15 +41,6 @@ static struct {
 	struct blk b[QCAP];
 	int n;
 } q = { .m = PTHREAD_MUTEX_INITIALIZER };
-
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
 
 static size_t pick_size(uint64_t *s)
 {
