@@ -64,9 +64,14 @@ enum xsc_status {
 
 /* One 64-byte, cache-line aligned syscall entry. */
 struct xsc_entry {
-	uint16_t sysno;		/* syscall number (x86-64 numbering) */
-	uint8_t nargs;		/* arguments the call takes */
-	uint8_t route;		/* enum xsc_backend that runs it */
+	union {
+		struct {
+			uint16_t sysno;	/* syscall number (x86-64 numbering) */
+			uint8_t nargs;	/* arguments the call takes */
+			uint8_t route;	/* enum xsc_backend that runs it */
+		};
+		uint32_t head;	/* the three, written by xsc_post at once */
+	};
 	uint32_t status;	/* enum xsc_status, accessed atomically */
 	int64_t args[6];
 	int64_t ret;		/* value or -errno, valid once DONE */
@@ -139,6 +144,16 @@ int xsc_close(struct xsc *x);
  * hold results the caller has not taken, nothing can free them, and it
  * returns -ENOBUFS.  Entries of one batch run in no particular order. */
 int xsc_post(struct xsc *x, long nr, ...);
+
+/* The same with the six arguments in registers.  The xsc_post macro below
+ * calls it: a variadic entry spills all six argument registers to the
+ * stack and reads them back, about a third of the cost of a post.  The
+ * function xsc_post stays for pointers to it and for (xsc_post)(...). */
+int xsc_post6(struct xsc *x, long nr, long a0, long a1, long a2, long a3,
+	      long a4, long a5);
+#define XSC__ARGS7(n, a, b, c, d, e, f, ...) \
+	(n), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f)
+#define xsc_post(x, ...) xsc_post6((x), XSC__ARGS7(__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0))
 
 /* The same with an argument array and a caller tag (xsc_tag()). */
 int xsc_post_args(struct xsc *x, long nr, const long args[6], uint64_t tag);

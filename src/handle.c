@@ -100,7 +100,11 @@ XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 	x->ent = aligned_alloc(4096, x->n * sizeof(struct xsc_entry));
 	x->slot = aligned_alloc(64, x->n * sizeof(struct xsc_slot));
 	x->aux = calloc(x->n, sizeof(union xsc_aux));
-	x->free_ids = calloc(2 * x->n, sizeof(int));
+	/* the pending ring is a power of two: a mask, not a wrap test */
+	for (x->pend_mask = 1; x->pend_mask < x->n; x->pend_mask <<= 1)
+		;
+	x->free_ids = calloc(x->n + x->pend_mask, sizeof(int));
+	x->pend_mask--;
 	if (!x->ent || !x->slot || !x->aux || !x->free_ids) {
 		free(x->ent);
 		free(x->slot);
@@ -116,6 +120,7 @@ XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 		x->free_ids[i] = (int)(x->n - 1 - i);
 	x->nfree = x->n;
 	x->pend_head = 0;
+	x->flush_at = x->cfg.batch_threshold ? x->cfg.batch_threshold : UINT_MAX;
 	xsc__probe(x);
 	xsc__route_all(x);
 	*xp = x;
@@ -231,12 +236,17 @@ static int claim_slow(struct xsc *x)
 /* Index in the pending ring of the k-th posted entry. */
 static inline unsigned pend_pos(const struct xsc *x, unsigned k)
 {
-	unsigned p = x->pend_head + k;
-	return p >= x->n ? p - x->n : p;
+	return (x->pend_head + k) & x->pend_mask;
 }
 
+static int post_full(struct xsc *x, long nr, long a0, long a1, long a2,
+		     long a3, long a4, long a5, uint64_t tag);
+static int post_flush(struct xsc *x, int id);
+
 /* The hot path of every call: a free entry, eight stores into it, a
- * link in the pending FIFO.  Inlined into both posting functions. */
+ * link in the pending FIFO.  Inlined into the posting functions.  Its
+ * slow cases are tail calls: a call in the middle made every post save
+ * and restore six registers, a quarter of its instructions. */
 static inline __attribute__((always_inline)) int
 post(struct xsc *x, long nr, long a0, long a1, long a2, long a3, long a4,
      long a5, uint64_t tag)
@@ -247,18 +257,12 @@ post(struct xsc *x, long nr, long a0, long a1, long a2, long a3, long a4,
 
 	if ((unsigned long)nr >= XSC_NR_MAX)
 		return -ENOSYS;
-	if (x->nfree) {
-		id = x->free_ids[--x->nfree];
-	} else {
-		id = claim_slow(x);
-		if (id < 0)
-			return id;
-	}
+	if (__builtin_expect(!x->nfree, 0))
+		return post_full(x, nr, a0, a1, a2, a3, a4, a5, tag);
+	id = x->free_ids[--x->nfree];
 	e = &x->ent[id];
 	s = &x->slot[id];
-	e->sysno = (uint16_t)nr;
-	e->nargs = xsc__sys[nr].nargs;
-	e->route = x->route[nr];
+	e->head = x->head[nr];	/* sysno, nargs and route in one store */
 	/* one by one from registers: a copy through a stack array made
 	 * 16-byte loads of 8-byte stores, a store-forwarding stall per call */
 	e->args[0] = a0;
@@ -267,19 +271,37 @@ post(struct xsc *x, long nr, long a0, long a1, long a2, long a3, long a4,
 	e->args[3] = a3;
 	e->args[4] = a4;
 	e->args[5] = a5;
-	e->ret = 0;
+	/* not reset: ret (valid once DONE) and uptr (set by the translations
+	 * that use it) */
 	s->tag = tag;
-	s->uptr = NULL;
-	s->parts = 0;
-	s->noted = 0;
-	s->mode = 0;
+	s->state = 0;	/* parts, backend, noted, mode */
 	atomic_store_explicit(&s->canceled, 0, memory_order_relaxed);
 	st_set(e, XSC_SUBMITTED);
 	x->pend_ids[pend_pos(x, x->npending)] = id;
 	x->npending++;
 	x->st.posted++;
-	if (x->cfg.batch_threshold && x->npending >= x->cfg.batch_threshold)
-		xsc_flush(x);
+	if (__builtin_expect(x->npending >= x->flush_at, 0))
+		return post_flush(x, id);
+	return id;
+}
+
+/* No free entry: wait for one (claim_slow), then post into it. */
+static __attribute__((noinline)) int
+post_full(struct xsc *x, long nr, long a0, long a1, long a2, long a3, long a4,
+	  long a5, uint64_t tag)
+{
+	int id = claim_slow(x);
+
+	if (id < 0)
+		return id;
+	x->free_ids[x->nfree++] = id;
+	return post(x, nr, a0, a1, a2, a3, a4, a5, tag);
+}
+
+/* The batching threshold is reached: flush, the entry is id. */
+static __attribute__((noinline)) int post_flush(struct xsc *x, int id)
+{
+	xsc_flush(x);
 	return id;
 }
 
@@ -291,7 +313,14 @@ XSC_EXPORT int xsc_post_args(struct xsc *x, long nr, const long args[6],
 	return post(x, nr, args[0], args[1], args[2], args[3], args[4], args[5], tag);
 }
 
-XSC_EXPORT int xsc_post(struct xsc *x, long nr, ...)
+XSC_EXPORT int xsc_post6(struct xsc *x, long nr, long a0, long a1, long a2,
+			 long a3, long a4, long a5)
+{
+	return post(x, nr, a0, a1, a2, a3, a4, a5, 0);
+}
+
+/* Parenthesised: xsc.h's macro of the same name would expand here. */
+XSC_EXPORT int (xsc_post)(struct xsc *x, long nr, ...)
 {
 	long a0, a1, a2, a3, a4, a5;
 	va_list ap;
@@ -330,29 +359,19 @@ static void run_inline(struct xsc *x, int id)
 	xsc__complete(x, id, xsc__exec_sync(e));
 }
 
-static void dispatch(struct xsc *x, int id, bool *kick)
+/* An entry the ring path declined, or routed elsewhere: worker or inline.
+ * Returns true if a syscall thread needs a kick. */
+static __attribute__((noinline)) bool dispatch_other(struct xsc *x, int id,
+						      int b)
 {
-	struct xsc_entry *e = &x->ent[id];
-	struct xsc_slot *s = &x->slot[id];
-	int b = e->route;
-
 	if (b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL) {
-		int parts = xsc__sys[e->sysno].prep(x, id);
-		if (parts > 0) {
-			s->parts = (uint8_t)parts;
-			s->backend = (uint8_t)b;
-			x->inflight_uring++;
-			st_set(e, XSC_BUSY);
-			return;
-		}
 		x->st.declined++;
-		b = xsc__fallback_route(x, e->sysno);
+		b = xsc__fallback_route(x, x->ent[id].sysno);
 	}
-	if (b == XSC_BACKEND_WORKER && start_worker(x, id) == 0) {
-		*kick = true;
-		return;
-	}
+	if (b == XSC_BACKEND_WORKER && start_worker(x, id) == 0)
+		return true;
 	run_inline(x, id);
+	return false;
 }
 
 XSC_EXPORT int xsc_flush(struct xsc *x)
@@ -360,13 +379,46 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 	bool kick = false;
 	int n = 0;
 
-	while (x->npending) {
-		int id = x->pend_ids[x->pend_head];
-		x->pend_head = pend_pos(x, 1);
-		x->npending--;
-		dispatch(x, id, &kick);
+	/* One entry at a time off the FIFO: an inline entry's done_cb may
+	 * post or release entries meanwhile, so dispatch_other works on x's
+	 * own head and count.  The ring translations touch neither: the loop
+	 * keeps them in registers and writes them back once. */
+	struct xsc_entry *ent = x->ent;
+	struct xsc_slot *slot = x->slot;
+	const int *ids = x->pend_ids;
+	unsigned mask = x->pend_mask, h = x->pend_head, left = x->npending;
+	unsigned ring = 0;
+
+	while (left) {
+		int id = ids[h];
+		struct xsc_entry *e = &ent[id];
+		int b = e->route;
+
+		h = (h + 1) & mask;
+		left--;
 		n++;
+		if (b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL) {
+			const struct xsc_sysdef *d = &xsc__sys[e->sysno];
+			int parts = d->prep(x, id);
+			if (parts > 0) {
+				struct xsc_slot *s = &slot[id];
+				s->quick = (parts == 1) & x->quick[e->sysno];
+				s->parts = (uint8_t)parts;
+				s->backend = (uint8_t)b;
+				ring++;
+				st_set(e, XSC_BUSY);
+				continue;
+			}
+		}
+		x->pend_head = h;
+		x->npending = left;
+		kick |= dispatch_other(x, id, b);
+		h = x->pend_head;
+		left = x->npending;
 	}
+	x->pend_head = h;
+	x->npending = 0;
+	x->inflight_uring += ring;
 	if (x->have_ring)
 		xsc__uring_submit(x);
 	if (kick)
@@ -536,16 +588,24 @@ static void unlink_pending(struct xsc *x, int id)
 	}
 }
 
+static int release_slow(struct xsc *x, int id);
+
 XSC_EXPORT int xsc_release(struct xsc *x, int id)
 {
-	if (!valid(x, id))
-		return -EINVAL;
-	if (st_get(&x->ent[id]) == XSC_DONE && x->slot[id].noted) {
+	if (valid(x, id) && st_get(&x->ent[id]) == XSC_DONE &&
+	    x->slot[id].noted) {
 		/* the common case: done and accounted */
 		x->ndone--;
 		free_entry(x, id);
 		return 0;
 	}
+	return release_slow(x, id);	/* a tail call: no frame here */
+}
+
+static __attribute__((noinline)) int release_slow(struct xsc *x, int id)
+{
+	if (!valid(x, id))
+		return -EINVAL;
 	if (done(x, id)) {
 		x->ndone--;
 		free_entry(x, id);

@@ -28,6 +28,11 @@
 #include "xsc.h"
 #include "uring_ops.h"
 
+/* Everything declared below lives in libxsc and is never exported (the
+ * version script says so): declared hidden, the table and the helpers are
+ * reached PC-relative instead of through the GOT. */
+#pragma GCC visibility push(hidden)
+
 #define XSC_NR_MAX 1024	/* syscall numbers accepted by xsc_post */
 #define XSC_EXPORT __attribute__((visibility("default")))
 
@@ -98,10 +103,17 @@ const struct xsc_sysdef *xsc__sysdef(long nr);
 
 struct xsc_slot {
 	uint64_t tag;
-	uint8_t parts;		/* CQEs still expected */
-	uint8_t backend;	/* executor that runs it */
-	uint8_t noted;		/* the owner has accounted its completion */
-	uint8_t mode;		/* XSC_M_*: how the translation submitted it */
+	union {
+		struct {
+			uint8_t parts;	 /* CQEs still expected */
+			uint8_t backend; /* executor that runs it */
+			uint8_t noted;	 /* the owner has accounted its completion */
+			uint8_t mode;	 /* XSC_M_*: how the translation submitted it */
+		};
+		uint32_t state;	/* the four at once, for post */
+	};
+	uint8_t quick;		/* one CQE, no done function, no done_cb:
+				   the reaper's fast path (set by dispatch) */
 	_Atomic int canceled;	/* xsc_cancel was called */
 	_Atomic int cnext;	/* worker completion stack link */
 	_Atomic int worker;	/* tid of the syscall thread running it, or 0 */
@@ -139,12 +151,17 @@ struct xsc {
 	int *free_ids;		/* free entries: a stack of nfree ids */
 	unsigned nfree;
 	int *pend_ids;		/* posted, not yet flushed: a ring of n ids, */
-	unsigned pend_head;	/* npending of them from pend_head */
+	unsigned pend_head;	/* npending of them from pend_head; */
+	unsigned pend_mask;	/* the ring holds pend_mask + 1 >= n */
 	unsigned npending;
+	unsigned flush_at;	/* cfg.batch_threshold, or UINT_MAX for none */
 	unsigned ndone;		/* DONE and not released */
 	unsigned inflight_uring; /* entries with CQEs outstanding */
 	unsigned inflight_worker;
 	uint8_t route[XSC_NR_MAX];
+	uint32_t head[XSC_NR_MAX];	/* entry head word per number (probe.c) */
+	uint8_t quick[XSC_NR_MAX];	/* no done function, no done_cb: a
+					   one-CQE entry takes the fast reap */
 	const char *why[XSC_NR_MAX];
 
 	/* io_uring */
@@ -159,6 +176,7 @@ struct xsc {
 	_Atomic uint32_t cseq;
 	_Atomic int owner_waiting;
 	unsigned sq_ready;	/* SQEs prepared, not yet submitted */
+	unsigned sq_head;	/* the kernel's SQ head when last read */
 	struct io_uring ring;
 	struct io_uring_probe *probe;
 	struct xsc_probe pr;
@@ -221,7 +239,25 @@ void xsc__mc_close(struct xsc *x);
 int xsc__uring_setup(struct xsc *x);
 void xsc__uring_teardown(struct xsc *x);
 bool xsc__uring_has(struct xsc *x, unsigned op);
-struct io_uring_sqe *xsc__sqe(struct xsc *x, int id, int part);
+struct io_uring_sqe *xsc__sqe_slow(struct xsc *x, int id, int part);
+/* The next SQE, user_data (id << 2 | part).  Inline: every translation
+ * takes one per part, and a call per SQE was a fifth of a NOP's flush. */
+static inline struct io_uring_sqe *xsc__sqe(struct xsc *x, int id, int part)
+{
+	struct io_uring_sq *sq = &x->ring.sq;
+	unsigned next = sq->sqe_tail + 1;
+	struct io_uring_sqe *sqe;
+
+	/* the SQ is sized so that it cannot be full (uring.c); khead is
+	 * read only when the cached room says it might be */
+	if (__builtin_expect(next - x->sq_head > sq->ring_entries, 0))
+		return xsc__sqe_slow(x, id, part);
+	sqe = &sq->sqes[sq->sqe_tail & sq->ring_mask];
+	sq->sqe_tail = next;
+	sqe->user_data = ((uint64_t)id << 2) | (unsigned)part;
+	x->sq_ready++;
+	return sqe;
+}
 int xsc__uring_submit(struct xsc *x);
 int xsc__uring_reap(struct xsc *x);
 int xsc__uring_wait(struct xsc *x, bool also_kick, uint32_t seen,
@@ -280,4 +316,5 @@ int xsc__ucopy_out(void *udst, const void *src, size_t len);
 void xsc__probe(struct xsc *x);
 void xsc__route_all(struct xsc *x);
 
+#pragma GCC visibility pop
 #endif

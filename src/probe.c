@@ -152,8 +152,15 @@ void xsc__route_all(struct xsc *x)
 {
 	unsigned nmissing = 0;
 
-	for (long nr = 0; nr < XSC_NR_MAX; nr++)
+	for (long nr = 0; nr < XSC_NR_MAX; nr++) {
+		struct xsc_entry h;
 		route_one(x, nr, &nmissing);
+		h.sysno = (uint16_t)nr;
+		h.nargs = xsc__sys[nr].nargs;
+		h.route = x->route[nr];
+		x->head[nr] = h.head;
+		x->quick[nr] = !xsc__sys[nr].done && !x->cfg.done_cb;
+	}
 	if (nmissing && !(x->cfg.flags & XSC_QUIET))
 		fprintf(stderr, "xsc: %u calls with an io_uring form fall back: the "
 			"kernel lacks their opcodes (see `xsc info`)\n", nmissing);

@@ -134,10 +134,13 @@ int xsc__prep_nop(struct xsc *x, int id)
 	return 1;
 }
 
-struct io_uring_sqe *xsc__sqe(struct xsc *x, int id, int part)
+/* xsc__sqe's cached head said the SQ may be full: read the kernel's. */
+struct io_uring_sqe *xsc__sqe_slow(struct xsc *x, int id, int part)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&x->ring);
+	struct io_uring_sqe *sqe;
 
+	x->sq_head = io_uring_smp_load_acquire(x->ring.sq.khead);
+	sqe = io_uring_get_sqe(&x->ring);
 	/* the SQ is sized so that this cannot fail (see the top of the file);
 	 * if it ever does, submitting makes room */
 	if (!sqe) {
@@ -208,29 +211,53 @@ static void finish_slow(struct xsc *x, int id)
 /* Reaps every CQE available; no system call. */
 int xsc__uring_reap(struct xsc *x)
 {
-	struct io_uring_cqe *cqe;
-	unsigned head, seen = 0;
-	int done = 0;
+	struct io_uring_cq *cq = &x->ring.cq;
+	unsigned head = *cq->khead, tail, seen;
+	int done = 0, quick = 0;	/* quick: counted once below */
 
-	io_uring_for_each_cqe(&x->ring, head, cqe) {
+	/* the tail is read once, not per CQE as io_uring_for_each_cqe does;
+	 * CQEs posted meanwhile wait for the next reap */
+	tail = io_uring_smp_load_acquire(cq->ktail);
+	seen = tail - head;
+	for (; head != tail; head++) {
+		struct io_uring_cqe *cqe = &cq->cqes[head & cq->ring_mask];
 		uint64_t ud = cqe->user_data;
-		seen++;
-		if (ud == UD_FUTEX) {
-			x->futex_armed = false;
-		} else if (ud & XSC_UD_MC && ud != UD_CANCEL) {
-			xsc__mc_cqe(x, ud, cqe->res, cqe->flags);
-		} else if (ud != UD_CANCEL) {
-			int id = (int)(ud >> 2);
-			struct xsc_slot *s = slot_of(x, id);
-			s->res[ud & 3] = cqe->res;
-			if (--s->parts == 0) {
-				finish(x, id);
-				done++;
-			}
+		if (__builtin_expect(ud & XSC_UD_MC, 0)) {	/* all reserved */
+			if (ud == UD_FUTEX)
+				x->futex_armed = false;
+			else if (ud != UD_CANCEL)
+				xsc__mc_cqe(x, ud, cqe->res, cqe->flags);
+			continue;
+		}
+		int id = (int)(ud >> 2);
+		struct xsc_slot *s = slot_of(x, id);
+		struct xsc_entry *e = &x->ent[id];
+		if (s->quick) {
+			/* one CQE whose result is the result, no callback
+			 * (dispatch decided): the fewest steps */
+			e->ret = cqe->res;
+			st_set(e, XSC_DONE);
+			s->noted = 1;
+			s->parts = 0;
+			quick++;
+			continue;
+		}
+		s->res[ud & 3] = cqe->res;
+		if (--s->parts == 0) {
+			finish(x, id);
+			done++;
 		}
 	}
-	io_uring_cq_advance(&x->ring, seen);
-	return done;
+	if (seen)
+		io_uring_cq_advance(&x->ring, seen);
+	if (quick) {	/* xsc__note_done_inl's counts, once per reap */
+		x->inflight_uring -= (unsigned)quick;
+		x->ndone += (unsigned)quick;
+		x->st.completed += (unsigned)quick;
+		x->st.by_backend[x->sqpoll ? XSC_BACKEND_SQPOLL
+					   : XSC_BACKEND_URING] += (unsigned)quick;
+	}
+	return done + quick;
 }
 
 static int64_t now_ns(void)

@@ -42,6 +42,29 @@ int main(void)
 	CHECK_EQ(xsc_release(x, ids[0]), -EINVAL);
 	CHECK_EQ(xsc_result(x, 99999, &ret), -EINVAL);
 
+	/* the variadic function behind the xsc_post macro posts the same
+	 * call; the macro passes an int -1 as the long -1 */
+	int (*post_fn)(struct xsc *, long, ...) = xsc_post;
+	int q[2];
+	CHECK_EQ(pipe(q), 0);
+	ids[0] = post_fn(x, SYS_write, (long)q[1], "abc", (long)3);
+	ids[1] = (xsc_post)(x, SYS_fcntl, (long)q[0], (long)F_GETFD);
+	ids[2] = xsc_post(x, SYS_lseek, -1, 0, SEEK_CUR);
+	CHECK_EQ(xsc_entry(x, ids[2])->args[0], -1);
+	CHECK_EQ(xsc_entry(x, ids[0])->nargs, 3);
+	CHECK_EQ(xsc_entry(x, ids[0])->sysno, SYS_write);
+	CHECK_GE(xsc_wait(x, 3), 3);
+	CHECK_EQ(xsc_take(x, ids[0], &ret), 0);
+	CHECK_EQ(ret, 3);
+	CHECK_EQ(xsc_take(x, ids[1], &ret), 0);
+	CHECK_EQ(ret, fcntl(q[0], F_GETFD));
+	CHECK_EQ(xsc_take(x, ids[2], &ret), 0);
+	CHECK_EQ(ret, -EBADF);
+	CHECK_EQ(read(q[0], buf, 3), 3);
+	CHECK(memcmp(buf, "abc", 3) == 0);
+	close(q[0]);
+	close(q[1]);
+
 	/* xsc_call is the synchronous call */
 	CHECK_EQ(xsc_call(x, SYS_read, p[0], buf, sizeof(buf)), 5);
 	CHECK(memcmp(buf, "hello", 5) == 0);
