@@ -382,30 +382,28 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 	/* One entry at a time off the FIFO: an inline entry's done_cb may
 	 * post or release entries meanwhile, so dispatch_other works on x's
 	 * own head and count.  The ring translations touch neither: the loop
-	 * keeps them in registers and writes them back once. */
-	struct xsc_entry *ent = x->ent;
-	struct xsc_slot *slot = x->slot;
-	const int *ids = x->pend_ids;
-	unsigned mask = x->pend_mask, h = x->pend_head, left = x->npending;
-	unsigned ring = 0;
+	 * keeps the two in registers and writes them back once. */
+	unsigned h = x->pend_head, left = x->npending;
 
 	while (left) {
-		int id = ids[h];
-		struct xsc_entry *e = &ent[id];
+		int id = x->pend_ids[h];
+		struct xsc_entry *e = &x->ent[id];
 		int b = e->route;
 
-		h = (h + 1) & mask;
+		h = (h + 1) & x->pend_mask;
 		left--;
 		n++;
 		if (b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL) {
-			const struct xsc_sysdef *d = &xsc__sys[e->sysno];
-			int parts = d->prep(x, id);
+			int parts = xsc__sys[e->sysno].prep(x, id);
 			if (parts > 0) {
-				struct xsc_slot *s = &slot[id];
+				/* few values live across the call: x's fields
+				 * reload cheaper than spilled registers */
+				struct xsc_slot *s = &x->slot[id];
+				e = &x->ent[id];
 				s->quick = (parts == 1) & x->quick[e->sysno];
 				s->parts = (uint8_t)parts;
-				s->backend = (uint8_t)b;
-				ring++;
+				s->backend = (uint8_t)e->route;
+				x->inflight_uring++;
 				st_set(e, XSC_BUSY);
 				continue;
 			}
@@ -418,7 +416,6 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 	}
 	x->pend_head = h;
 	x->npending = 0;
-	x->inflight_uring += ring;
 	if (x->have_ring)
 		xsc__uring_submit(x);
 	if (kick)
