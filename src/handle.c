@@ -400,7 +400,6 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 				 * reload cheaper than spilled registers */
 				struct xsc_slot *s = &x->slot[id];
 				e = &x->ent[id];
-				s->quick = (parts == 1) & x->quick[e->sysno];
 				s->parts = (uint8_t)parts;
 				s->backend = (uint8_t)e->route;
 				x->inflight_uring++;

@@ -112,8 +112,6 @@ struct xsc_slot {
 		};
 		uint32_t state;	/* the four at once, for post */
 	};
-	uint8_t quick;		/* one CQE, no done function, no done_cb:
-				   the reaper's fast path (set by dispatch) */
 	_Atomic int canceled;	/* xsc_cancel was called */
 	_Atomic int cnext;	/* worker completion stack link */
 	_Atomic int worker;	/* tid of the syscall thread running it, or 0 */
@@ -160,8 +158,8 @@ struct xsc {
 	unsigned inflight_worker;
 	uint8_t route[XSC_NR_MAX];
 	uint32_t head[XSC_NR_MAX];	/* entry head word per number (probe.c) */
-	uint8_t quick[XSC_NR_MAX];	/* no done function, no done_cb: a
-					   one-CQE entry takes the fast reap */
+	uint8_t quick[XSC_NR_MAX];	/* no done function, no done_cb: an
+					   entry's one CQE is its result */
 	const char *why[XSC_NR_MAX];
 
 	/* io_uring */

@@ -213,7 +213,7 @@ int xsc__uring_reap(struct xsc *x)
 {
 	struct io_uring_cq *cq = &x->ring.cq;
 	unsigned head = *cq->khead, tail, seen;
-	int done = 0, quick = 0;	/* quick: counted once below */
+	int done = 0;
 
 	/* the tail is read once, not per CQE as io_uring_for_each_cqe does;
 	 * CQEs posted meanwhile wait for the next reap */
@@ -231,15 +231,13 @@ int xsc__uring_reap(struct xsc *x)
 		}
 		int id = (int)(ud >> 2);
 		struct xsc_slot *s = slot_of(x, id);
-		struct xsc_entry *e = &x->ent[id];
-		if (s->quick) {
-			/* one CQE whose result is the result, no callback
-			 * (dispatch decided): the fewest steps */
-			e->ret = cqe->res;
-			st_set(e, XSC_DONE);
-			s->noted = 1;
+		if (s->parts == 1 && x->quick[x->ent[id].sysno]) {
+			/* its only CQE is the result (probe.c's quick): no
+			 * part bookkeeping, no done function to look up */
 			s->parts = 0;
-			quick++;
+			x->inflight_uring--;
+			xsc__complete_inl(x, id, cqe->res);
+			done++;
 			continue;
 		}
 		s->res[ud & 3] = cqe->res;
@@ -250,14 +248,7 @@ int xsc__uring_reap(struct xsc *x)
 	}
 	if (seen)
 		io_uring_cq_advance(&x->ring, seen);
-	if (quick) {	/* xsc__note_done_inl's counts, once per reap */
-		x->inflight_uring -= (unsigned)quick;
-		x->ndone += (unsigned)quick;
-		x->st.completed += (unsigned)quick;
-		x->st.by_backend[x->sqpoll ? XSC_BACKEND_SQPOLL
-					   : XSC_BACKEND_URING] += (unsigned)quick;
-	}
-	return done + quick;
+	return done;
 }
 
 static int64_t now_ns(void)
