@@ -24,6 +24,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -239,6 +240,12 @@ static inline unsigned pend_pos(const struct xsc *x, unsigned k)
 	return (x->pend_head + k) & x->pend_mask;
 }
 
+/* post copies a struct xsc_head over an entry's head word */
+_Static_assert(sizeof(struct xsc_head) == sizeof(((struct xsc_entry *)0)->head) &&
+	       offsetof(struct xsc_head, nargs) == offsetof(struct xsc_entry, nargs) &&
+	       offsetof(struct xsc_head, route) == offsetof(struct xsc_entry, route),
+	       "struct xsc_head must match the head of struct xsc_entry");
+
 static int post_full(struct xsc *x, long nr, long a0, long a1, long a2,
 		     long a3, long a4, long a5, uint64_t tag);
 static int post_flush(struct xsc *x, int id);
@@ -262,7 +269,7 @@ post(struct xsc *x, long nr, long a0, long a1, long a2, long a3, long a4,
 	id = x->free_ids[--x->nfree];
 	e = &x->ent[id];
 	s = &x->slot[id];
-	e->head = x->head[nr];	/* sysno, nargs and route in one store */
+	memcpy(&e->head, &x->head[nr], sizeof(e->head));	/* one store */
 	/* one by one from registers: a copy through a stack array made
 	 * 16-byte loads of 8-byte stores, a store-forwarding stall per call */
 	e->args[0] = a0;
@@ -709,7 +716,7 @@ XSC_EXPORT int xsc_route(struct xsc *x, long nr, const char **reason)
 		return -ENOSYS;
 	if (reason)
 		*reason = x->why[nr] ? x->why[nr] : "";
-	return x->route[nr];
+	return x->head[nr].route;
 }
 
 XSC_EXPORT int xsc_probe_get(struct xsc *x, struct xsc_probe *p)

@@ -156,8 +156,13 @@ struct xsc {
 	unsigned ndone;		/* DONE and not released */
 	unsigned inflight_uring; /* entries with CQEs outstanding */
 	unsigned inflight_worker;
-	uint8_t route[XSC_NR_MAX];
-	uint32_t head[XSC_NR_MAX];	/* entry head word per number (probe.c) */
+	/* per number, the head of its entries: sysno, nargs and the route
+	 * (probe.c), copied into an entry by one 32-bit store */
+	struct xsc_head {
+		uint16_t sysno;
+		uint8_t nargs;
+		uint8_t route;	/* enum xsc_backend */
+	} head[XSC_NR_MAX];
 	uint8_t quick[XSC_NR_MAX];	/* no done function, no done_cb: an
 					   entry's one CQE is its result */
 	const char *why[XSC_NR_MAX];

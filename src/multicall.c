@@ -387,7 +387,7 @@ static struct scan scan_routes(const struct mc_run *r)
 		long nr = r->c[i].nr;
 		if (nr < 0 || nr >= XSC_NR_MAX)
 			continue;
-		int b = r->x->route[nr];
+		int b = r->x->head[nr].route;
 		if (xsc__sys[nr].flags & XSC_F_THREAD)
 			s.thread = true;
 		if (b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL)

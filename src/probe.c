@@ -111,18 +111,18 @@ static void route_one(struct xsc *x, long nr, unsigned *nmissing)
 	const char *why;
 
 	if (d->flags & XSC_F_REFUSE) {
-		x->route[nr] = XSC_BACKEND_INLINE;
+		x->head[nr].route = XSC_BACKEND_INLINE;
 		x->why[nr] = "refused (-EINVAL): would run a second thread of control "
 			     "on the caller's stack or return into a signal frame";
 		return;
 	}
 	if (d->flags & XSC_F_THREAD) {
-		x->route[nr] = XSC_BACKEND_INLINE;
+		x->head[nr].route = XSC_BACKEND_INLINE;
 		x->why[nr] = "depends on the calling thread";
 		return;
 	}
 	if (d->prep && (d->flags & XSC_F_CHEAP) && x->cfg.backend == XSC_BACKEND_AUTO) {
-		x->route[nr] = XSC_BACKEND_INLINE;
+		x->head[nr].route = XSC_BACKEND_INLINE;
 		x->why[nr] = "cheaper inline than its io_uring form (XSC_BACKEND=uring forces it)";
 		return;
 	}
@@ -135,11 +135,11 @@ static void route_one(struct xsc *x, long nr, unsigned *nmissing)
 	} else if ((why = missing_op(x, d)) != NULL) {
 		(*nmissing)++;
 	} else {
-		x->route[nr] = (uint8_t)ring;
+		x->head[nr].route = (uint8_t)ring;
 		x->why[nr] = d->note;
 		return;
 	}
-	x->route[nr] = (uint8_t)fallback(x, d);
+	x->head[nr].route = (uint8_t)fallback(x, d);
 	x->why[nr] = why;
 }
 
@@ -153,12 +153,9 @@ void xsc__route_all(struct xsc *x)
 	unsigned nmissing = 0;
 
 	for (long nr = 0; nr < XSC_NR_MAX; nr++) {
-		struct xsc_entry h;
 		route_one(x, nr, &nmissing);
-		h.sysno = (uint16_t)nr;
-		h.nargs = xsc__sys[nr].nargs;
-		h.route = x->route[nr];
-		x->head[nr] = h.head;
+		x->head[nr].sysno = (uint16_t)nr;
+		x->head[nr].nargs = xsc__sys[nr].nargs;
 		x->quick[nr] = !xsc__sys[nr].done && !x->cfg.done_cb;
 	}
 	if (nmissing && !(x->cfg.flags & XSC_QUIET))

@@ -63,7 +63,7 @@ static long fiber_call(long nr, const long *a)
 		return outside(nr, a);
 	if (nr < 0 || nr >= XSC_NR_MAX)
 		return -ENOSYS;
-	if (v->x->route[nr] == XSC_BACKEND_INLINE)
+	if (v->x->head[nr].route == XSC_BACKEND_INLINE)
 		return xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	id = xsc__post_fiber(nr, a, (uint64_t)(uintptr_t)f);
 	if (id < 0)
