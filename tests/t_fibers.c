@@ -202,6 +202,43 @@ static void *blocked_reader(void *a)
 	return NULL;
 }
 
+/* A fiber that spins in xsc_yield while another waits for I/O must not
+ * starve it: the scheduler reaps completions between runnable fibers
+ * (on a DEFER_TASKRUN ring that means entering the kernel for them). */
+static volatile int got_byte;
+
+static void *byte_reader(void *a)
+{
+	char c = 0;
+	if (xsc_read(*(int *)a, &c, 1) == 1 && c == 'y')
+		got_byte = 1;
+	return NULL;
+}
+
+static void yield_spin(void)
+{
+	int p[2];
+	xsc_thread_t t;
+	struct timespec t0, t1;
+
+	CHECK_EQ(pipe(p), 0);
+	got_byte = 0;
+	CHECK_EQ(xsc_thread_create(&t, NULL, byte_reader, &p[0]), 0);
+	for (int i = 0; i < 100; i++)
+		xsc_yield();	/* the reader is blocked in its read now */
+	/* a direct write(2): no entry of ours completes with it */
+	CHECK_EQ(syscall(SYS_write, p[1], "y", 1), 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		xsc_yield();
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	} while (!got_byte && t1.tv_sec - t0.tv_sec < 5);
+	CHECK_EQ(got_byte, 1);
+	CHECK_EQ(xsc_thread_join(t, NULL), 0);
+	close(p[0]);
+	close(p[1]);
+}
+
 static int body(int argc, char **argv)
 {
 	(void)argc;
@@ -262,6 +299,7 @@ static int body(int argc, char **argv)
 		pairs = max_pairs;
 	}
 	pingpong(pairs);
+	yield_spin();
 	timedwait();
 	/* leave fibers blocked in calls that never complete: xsc_main must
 	 * still return (they are abandoned, like threads at exit) */

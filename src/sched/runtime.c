@@ -6,7 +6,9 @@
  *      yield, exit);
  *   2. after the switch: release the parked fiber's queue lock, reclaim a
  *      dead fiber, requeue a yielding one, flush the syscall pages when
- *      `batch` entries are pending;
+ *      `batch` entries are pending, and every 64 switches flush and reap
+ *      whatever there is (fibers that never stop running must not hold
+ *      back the calls of the others);
  *   3. no ready fiber: flush, reap completions (no syscall), steal half of
  *      another vcpu's queue; still nothing: sleep in one io_uring_enter
  *      (or futex) until a completion or a kick from another vcpu.
@@ -601,7 +603,13 @@ static void loop(struct xsc_vcpu *v)
 		}
 		run(v, f);
 		if ((v->switches & 63) == 0 || v->ewait.head) {
-			xsc_poll(v->x);	/* completions must not starve */
+			/* Completions must not starve, nor calls posted while
+			 * other fibers keep running (one spinning in
+			 * xsc_yield is always runnable): every 64 switches
+			 * the batch goes out even if it is small. */
+			if ((v->switches & 63) == 0 && v->x->npending)
+				xsc_flush(v->x);
+			xsc_poll(v->x);
 			release_ewait(v);
 		}
 		if (v->x->npending >= batch)
