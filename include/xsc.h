@@ -93,6 +93,13 @@ enum xsc_backend {
 #define XSC_NONBLOCK   (1u << 0) /* full pages: -EAGAIN instead of waiting */
 #define XSC_NO_ENV     (1u << 1) /* ignore XSC_BACKEND and other variables */
 #define XSC_QUIET      (1u << 2) /* do not print fallback reasons to stderr */
+/* The ring posts completions only when the owner enters the kernel
+ * (io_uring's DEFER_TASKRUN, Linux 6.1; older kernels: ignored): no
+ * wakeup per completion, fewer crossings for an owner that keeps coming
+ * back (the xsc threads' kernel threads use it).  Linked chains whose
+ * calls io_uring hands to its own workers (multi-calls writing files)
+ * get much slower: every link then returns to the owner. */
+#define XSC_DEFER_TASKRUN (1u << 3)
 
 struct xsc_config {
 	unsigned npages;	 /* syscall pages of 64 entries; 0 = 8 */
@@ -105,7 +112,8 @@ struct xsc_config {
 	unsigned max_workers;	 /* bound of the worker pool; 0 = 16 */
 	unsigned spin_ns;	 /* busy-wait before sleeping; 0 = default */
 	unsigned sq_idle_ms;	 /* SQPOLL poller idle time; 0 = 1000 */
-	unsigned flags;		 /* XSC_NONBLOCK, XSC_NO_ENV, XSC_QUIET */
+	unsigned flags;		 /* XSC_NONBLOCK, XSC_NO_ENV, XSC_QUIET,
+				    XSC_DEFER_TASKRUN */
 	/* Optional completion callback, run in the owner thread (from
 	 * xsc_poll, xsc_wait, xsc_post, xsc_flush) once per completed entry;
 	 * the entry is released right after it returns.  With a callback,

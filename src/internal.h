@@ -170,6 +170,7 @@ struct xsc {
 	/* io_uring */
 	bool have_ring;
 	bool sqpoll;		/* the ring is an SQPOLL ring */
+	bool defer_tw;		/* DEFER_TASKRUN: completions post when we enter */
 	bool futex_armed;	/* a FUTEX_WAIT on cseq is queued */
 	uint32_t armed_val;	/* ... for this value of cseq */
 

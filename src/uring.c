@@ -53,11 +53,29 @@ static int ring_init(struct xsc *x, bool sqpoll)
 			p.flags |= IORING_SETUP_SQ_AFF;
 			p.sq_thread_cpu = (unsigned)x->cfg.syscall_cpu;
 		}
+	} else if (x->cfg.flags & XSC_DEFER_TASKRUN) {
+		/* Completions wait until the one issuer enters (6.1): no
+		 * wakeup or task-work signal per completion, the work runs
+		 * in a batch inside the next io_uring_enter.  TASKRUN_FLAG
+		 * says in the SQ flags when some is pending, so reaping can
+		 * tell when to enter. */
+		p.flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+			   IORING_SETUP_TASKRUN_FLAG;
 	} else {
-		/* one issuer, completions run when it enters: the cheapest mode */
+		/* one issuer, completions run when it enters the kernel */
 		p.flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN;
 	}
-	return io_uring_queue_init_params(sq, &x->ring, &p);
+	int ret = io_uring_queue_init_params(sq, &x->ring, &p);
+	if (ret == -EINVAL && (p.flags & IORING_SETUP_DEFER_TASKRUN)) {
+		/* before 6.1: completions run on any return to user space */
+		p = (struct io_uring_params){ 0 };
+		p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SINGLE_ISSUER |
+			  IORING_SETUP_COOP_TASKRUN;
+		p.cq_entries = 2 * sq;
+		ret = io_uring_queue_init_params(sq, &x->ring, &p);
+	}
+	x->defer_tw = ret == 0 && (p.flags & IORING_SETUP_DEFER_TASKRUN);
+	return ret;
 }
 
 static void describe(char *buf, size_t len, const char *what, int err)
@@ -212,8 +230,18 @@ static void finish_slow(struct xsc *x, int id)
 int xsc__uring_reap(struct xsc *x)
 {
 	struct io_uring_cq *cq = &x->ring.cq;
-	unsigned head = *cq->khead, tail, seen;
+	unsigned head, tail, seen;
 	int done = 0;
+
+	head = *cq->khead;
+	/* Deferred completions are posted only inside io_uring_enter: with
+	 * none to reap and some pending, enter for them.  (Not when CQEs
+	 * are there: the flag outlives the work after a submit-and-wait.) */
+	if (x->defer_tw && head == io_uring_smp_load_acquire(cq->ktail) &&
+	    (IO_URING_READ_ONCE(*x->ring.sq.kflags) & IORING_SQ_TASKRUN)) {
+		x->st.crossings++;
+		io_uring_get_events(&x->ring);
+	}
 
 	/* the tail is read once, not per CQE as io_uring_for_each_cqe does;
 	 * CQEs posted meanwhile wait for the next reap */
