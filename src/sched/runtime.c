@@ -636,9 +636,6 @@ static int vcpu_init(struct xsc_vcpu *v)
 	/* full pages park the posting fiber instead of blocking the vcpu;
 	 * say fallback reasons once, not per vcpu */
 	cfg.flags = XSC_NONBLOCK | (v->id ? XSC_QUIET : 0);
-	/* the vcpu enters after every batch anyway: completions can wait
-	 * for it instead of waking it one by one */
-	cfg.flags |= XSC_DEFER_TASKRUN;
 	ret = xsc_open(&v->x, &cfg);
 	if (ret < 0)
 		return ret;
