@@ -94,9 +94,10 @@ enum xsc_backend {
 #define XSC_NO_ENV     (1u << 1) /* ignore XSC_BACKEND and other variables */
 #define XSC_QUIET      (1u << 2) /* do not print fallback reasons to stderr */
 /* The ring posts completions only when the owner enters the kernel
- * (io_uring's DEFER_TASKRUN, Linux 6.1; older kernels: ignored): no
- * wakeup or task-work signal per completion; xsc_poll enters when the
- * kernel says completions are pending.  Linked chains whose calls
+ * (io_uring's DEFER_TASKRUN, Linux 6.1; ignored on older kernels and on
+ * SQPOLL rings): no wakeup or task-work signal per completion; xsc_poll,
+ * finding no completion to reap, enters when the kernel says some are
+ * pending.  Linked chains whose calls
  * io_uring hands to its own workers (multi-calls writing files) get
  * much slower: every link then returns to the owner.  (The xsc threads
  * do not use it: httpd-xsc measured the same CPU per request with it.) */
