@@ -65,13 +65,14 @@ static int ring_init(struct xsc *x, bool sqpoll)
 		/* one issuer, completions run when it enters the kernel */
 		p.flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN;
 	}
+	struct io_uring_params asked = p;
 	int ret = io_uring_queue_init_params(sq, &x->ring, &p);
-	if (ret == -EINVAL && (p.flags & IORING_SETUP_DEFER_TASKRUN)) {
-		/* before 6.1: completions run on any return to user space */
-		p = (struct io_uring_params){ 0 };
-		p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SINGLE_ISSUER |
-			  IORING_SETUP_COOP_TASKRUN;
-		p.cq_entries = 2 * sq;
+	if (ret == -EINVAL && (asked.flags & IORING_SETUP_DEFER_TASKRUN)) {
+		/* before 6.1: the default mode, completions run on any
+		 * return to user space */
+		p = asked;
+		p.flags &= ~(IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG);
+		p.flags |= IORING_SETUP_COOP_TASKRUN;
 		ret = io_uring_queue_init_params(sq, &x->ring, &p);
 	}
 	x->defer_tw = ret == 0 && (p.flags & IORING_SETUP_DEFER_TASKRUN);
