@@ -602,12 +602,13 @@ static void loop(struct xsc_vcpu *v)
 			continue;
 		}
 		run(v, f);
-		if ((v->switches & 63) == 0 || v->ewait.head) {
-			/* Completions must not starve, nor calls posted while
-			 * other fibers keep running (one spinning in
-			 * xsc_yield is always runnable): every 64 switches
-			 * the batch goes out even if it is small. */
-			if ((v->switches & 63) == 0 && v->x->npending)
+		/* Completions must not starve, nor calls posted while other
+		 * fibers keep running (one spinning in xsc_yield is always
+		 * runnable): every 64 switches the batch goes out even if it
+		 * is small. */
+		bool tick = (v->switches & 63) == 0;
+		if (tick || v->ewait.head) {
+			if (tick && v->x->npending)
 				xsc_flush(v->x);
 			xsc_poll(v->x);
 			release_ewait(v);
