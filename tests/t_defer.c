@@ -90,10 +90,6 @@ int main(void)
 	CHECK_EQ(xsc_take(x, ids[2], &ret), 0);
 	CHECK_EQ(ret, getppid());
 
-	CHECK_EQ(xsc_close(x), 0);
-	close(p[0]);
-	close(p[1]);
-	CHECK_EQ(count_fds(), fds0);
-	printf("ok (%s)\n", test_backend());
+	finish_handle(x, p, fds0);
 	return 0;
 }

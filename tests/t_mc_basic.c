@@ -310,13 +310,6 @@ int main(void)
 	loop_pipe(x, scratch_dir());
 	paths(x, scratch_dir());
 	whole_file(x, scratch_dir());
-	struct xsc_stats st;
-	xsc_stats_get(x, &st);
-	CHECK_EQ(st.posted, st.completed);
-	CHECK_EQ(xsc_close(x), 0);
-	close(p[0]);
-	close(p[1]);
-	CHECK_EQ(count_fds(), fds0);
-	printf("ok (%s)\n", test_backend());
+	finish_handle(x, p, fds0);
 	return 0;
 }

@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <unistd.h>
 
+#include "xsc.h"
+
 void skip(const char *fmt, ...)
 {
 	va_list ap;
@@ -74,4 +76,17 @@ const char *scratch_dir(void)
 		atexit(rm_scratch);
 	}
 	return scratch;
+}
+
+void finish_handle(struct xsc *x, const int p[2], int fds0)
+{
+	struct xsc_stats st;
+
+	xsc_stats_get(x, &st);
+	CHECK_EQ(st.posted, st.completed);
+	CHECK_EQ(xsc_close(x), 0);
+	close(p[0]);
+	close(p[1]);
+	CHECK_EQ(count_fds(), fds0);
+	printf("ok (%s)\n", test_backend());
 }

@@ -28,4 +28,9 @@ const char *test_backend(void);
 int test_sanitized(void);
 /* A fresh scratch directory under /tmp, removed at exit. */
 const char *scratch_dir(void);
+/* The end of a handle test: every posted entry completed, xsc_close
+ * returns 0, the pipe p is closed and the process is back to fds0 open
+ * fds; prints "ok (backend)". */
+struct xsc;
+void finish_handle(struct xsc *x, const int p[2], int fds0);
 #endif
