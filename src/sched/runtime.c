@@ -27,6 +27,7 @@
 #include "sched.h"
 
 #include <errno.h>
+#include <asm/prctl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -51,9 +52,17 @@ static inline struct xsc_vcpu *self(void)
 	return xsc__vcpu();
 }
 
+/* Loads a thread pointer: wrfsbase where the kernel allows it from user
+ * space (HWCAP2_FSGSBASE, Linux >= 5.9 on CPUs that have it), otherwise
+ * arch_prctl, one system call per load (transparent mode only). */
+bool xsc__fsgsbase;
+
 static inline void wrfsbase(uint64_t v)
 {
-	__asm__ __volatile__("wrfsbase %0" :: "r"(v) : "memory");
+	if (__builtin_expect(xsc__fsgsbase, 1))
+		__asm__ __volatile__("wrfsbase %0" :: "r"(v) : "memory");
+	else
+		xsc__sys2(SYS_arch_prctl, ARCH_SET_FS, (long)v);
 }
 
 int64_t xsc__now(void)
@@ -533,6 +542,7 @@ static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 			v->tp_sigmask = f->sigmask;
 		}
 		wrfsbase(f->fs);
+		xsc__self = v;	/* the fiber's own copy (sched.h) */
 	} else {
 		errno = f->err;
 	}

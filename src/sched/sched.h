@@ -134,24 +134,21 @@ extern __thread struct xsc_vcpu *xsc__self;	/* NULL outside a vcpu */
  * thread sets to its struct xsc_vcpu and nothing else in user space uses
  * on x86-64 Linux. */
 extern bool xsc__tp;
+/* wrfsbase may be used (HWCAP2_FSGSBASE); else arch_prctl (runtime.c) */
+extern bool xsc__fsgsbase;
 /* hooks set by the transparent layer */
 extern void (*xsc__tp_vcpu_start)(struct xsc_vcpu *v);
 extern void (*xsc__tp_reap)(struct xsc_fiber *f);
 
-/* The vcpu of this kernel thread in transparent mode, or NULL. */
-static inline struct xsc_vcpu *xsc__gs_vcpu(void)
-{
-	uint64_t g;
-
-	__asm__ __volatile__("rdgsbase %0" : "=r"(g) :: "memory");
-	return (struct xsc_vcpu *)(uintptr_t)g;
-}
-
+/* The vcpu running the caller, or NULL outside a vcpu.  xsc__self is
+ * initial-exec TLS: a vcpu thread sets its own copy, and in transparent
+ * mode, where every fiber has a TLS block of its own, the scheduler stores
+ * it into the fiber's copy each time it switches the FS base to it
+ * (runtime.c run()), so the lookup is one FS-relative load everywhere and
+ * needs no FSGSBASE instructions. */
 static inline struct xsc_vcpu *xsc__vcpu(void)
 {
 	__asm__ __volatile__("" ::: "memory");
-	if (__builtin_expect(xsc__tp, 0))
-		return xsc__gs_vcpu();
 	return xsc__self;
 }
 

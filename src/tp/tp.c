@@ -72,10 +72,10 @@
 #ifndef HWCAP2_FSGSBASE
 #define HWCAP2_FSGSBASE (1 << 1)
 #endif
+#define ARCH_SET_GS 0x1001
 #ifndef CLONE_CLEAR_SIGHAND
 #define CLONE_CLEAR_SIGHAND 0x100000000ULL
 #endif
-#define ARCH_SET_GS 0x1001
 #ifndef SA_RESTORER
 #define SA_RESTORER 0x04000000
 #endif
@@ -122,10 +122,12 @@ static struct {
 
 /* ---- small helpers ----------------------------------------------------------- */
 
+/* The thread pointer: glibc's TCB starts with a pointer to itself, so
+ * one FS-relative load reads it without FSGSBASE instructions. */
 static inline uint64_t rdfsbase(void)
 {
 	uint64_t v;
-	__asm__ __volatile__("rdfsbase %0" : "=r"(v));
+	__asm__ __volatile__("mov %%fs:0, %0" : "=r"(v));
 	return v;
 }
 
@@ -137,7 +139,7 @@ static void warn_once(_Atomic int *flag, const char *msg)
 
 static struct xsc_fiber *cur_fiber(void)
 {
-	struct xsc_vcpu *v = xsc__gs_vcpu();
+	struct xsc_vcpu *v = xsc__vcpu();
 	return v ? v->cur : NULL;
 }
 
@@ -192,7 +194,7 @@ void xsc__tp_deliver(struct xsc_fiber *f)
 {
 	uint64_t p = __atomic_fetch_and(&f->tp_pending, f->sigmask, __ATOMIC_ACQUIRE) &
 		     ~f->sigmask;	/* blocked ones stay pending */
-	int ktid = xsc__gs_vcpu()->tp_ktid;
+	int ktid = xsc__vcpu()->tp_ktid;
 	long pid = xsc__sys0(SYS_getpid);
 
 	for (int s = 1; p; s++, p >>= 1)
@@ -225,7 +227,7 @@ static void child_entry(void *arg)
 {
 	struct xsc_fiber *f = arg;
 
-	xsc__gs_vcpu()->tp_sel = TP_SEL_BLOCK;
+	xsc__vcpu()->tp_sel = TP_SEL_BLOCK;
 	xsc__tp_resume(f->tp_regs);
 }
 
@@ -294,7 +296,7 @@ static void reap(struct xsc_fiber *f)
 
 static void __attribute__((noreturn)) thread_exit(void)
 {
-	struct xsc_vcpu *v = xsc__gs_vcpu();
+	struct xsc_vcpu *v = xsc__vcpu();
 	struct xsc_fiber *f = v->cur;
 
 	v->dead = f;
@@ -305,7 +307,7 @@ static void __attribute__((noreturn)) thread_exit(void)
 /* fork, vfork, clone of a process. */
 static long fork_like(long nr, const long *a, ucontext_t *uc)
 {
-	struct xsc_vcpu *v = xsc__gs_vcpu();
+	struct xsc_vcpu *v = xsc__vcpu();
 	uint64_t flags = 0, stack = 0;
 	long r;
 
@@ -332,6 +334,7 @@ static long fork_like(long nr, const long *a, ucontext_t *uc)
 	if (r == 0) {
 		/* the child: one thread, no dispatch; it continues natively */
 		xsc__tp = false;
+		xsc__self = NULL;	/* no vcpu runs here */
 		xsc__sys2(SYS_arch_prctl, ARCH_SET_GS, 0);
 	}
 	return r;
@@ -346,7 +349,7 @@ static long exec_(long nr, const long *a)
 	r = xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
 		  (long)tp.text_lo, (long)(tp.text_hi - tp.text_lo),
-		  (long)&xsc__gs_vcpu()->tp_sel, 0);
+		  (long)&xsc__vcpu()->tp_sel, 0);
 	return r;
 }
 
@@ -429,7 +432,7 @@ static long futex(const long *a)
  * selector at ALLOW, so its calls run directly and never switch fibers. */
 static void sig_tramp(int sig, siginfo_t *si, void *uc)
 {
-	struct xsc_vcpu *v = xsc__tp ? xsc__gs_vcpu() : NULL;
+	struct xsc_vcpu *v = xsc__tp ? xsc__vcpu() : NULL;
 	struct kact *k = &tp.act[sig];
 	void *h = k->handler;
 	unsigned long flags = k->flags;
@@ -500,7 +503,7 @@ static long sigaction_(const long *a)
 
 static long sigprocmask_(const long *a, ucontext_t *uc)
 {
-	struct xsc_vcpu *v = xsc__gs_vcpu();
+	struct xsc_vcpu *v = xsc__vcpu();
 	uint64_t *m = (uint64_t *)&uc->uc_sigmask, cur = *m, nm = cur;
 	const uint64_t *set = (const void *)a[1];
 	uint64_t *old = (void *)a[2];
@@ -542,7 +545,7 @@ static long kill_(long nr, const long *a)
 		return 0;
 	}
 	if (f && tid == f->vtid)
-		host = xsc__gs_vcpu()->tp_ktid;	/* delivered before we return */
+		host = xsc__vcpu()->tp_ktid;	/* delivered before we return */
 	else if ((host = tid_post(tid, sig)) == 0)
 		return xsc__sys6(nr, a[0], a[1], a[2], 0, 0, 0);
 	else
@@ -692,7 +695,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc_)
 {
 	ucontext_t *uc = uc_;
 	greg_t *g = uc->uc_mcontext.gregs;
-	struct xsc_vcpu *v = xsc__tp ? xsc__gs_vcpu() : NULL;
+	struct xsc_vcpu *v = xsc__tp ? xsc__vcpu() : NULL;
 	int *errp = &errno, saved = *errp;
 	long a[6] = { g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9] };
 	long nr = si->si_syscall, r;
@@ -712,7 +715,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc_)
 	*errp = saved;
 	if (!xsc__tp)	/* a forked child */
 		return;
-	v = xsc__gs_vcpu();
+	v = xsc__vcpu();
 	if (v->cur->tp_pending & ~v->cur->sigmask)
 		xsc__tp_deliver(v->cur);
 	if (v->tp_vfork)
@@ -744,6 +747,8 @@ static void vcpu_start(struct xsc_vcpu *v)
 {
 	long r;
 
+	/* GS points at the vcpu for the native-call stub (tp_x86_64.S):
+	 * %gs-relative loads need no FSGSBASE */
 	xsc__sys2(SYS_arch_prctl, ARCH_SET_GS, v);
 	v->tp_fs = rdfsbase();
 	v->tp_ktid = (int)xsc__sys0(SYS_gettid);
@@ -795,8 +800,6 @@ static const char *why_not(void)
 {
 	unsigned char sel = 0;
 
-	if (!(getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE))
-		return "the CPU or kernel does not allow FSGSBASE from user space";
 	if (xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
 		      (long)tp.text_lo, 1, (long)&sel, 0) < 0)
 		return "the kernel lacks syscall user dispatch (Linux >= 5.11)";
@@ -826,6 +829,10 @@ static int start(void)
 		return -1;
 	}
 	tp.verbose = getenv("XSC_VERBOSE") != NULL;
+	xsc__fsgsbase = (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE) != 0;
+	if (!xsc__fsgsbase && tp.verbose)
+		xsc__say("xsc run: no FSGSBASE from user space: each switch to a "
+			 "thread's TLS costs an arch_prctl system call\n");
 	xsc_runtime_config_init(&cfg);
 	if ((env = getenv("XSC_THREADS")) != NULL && atoi(env) > 0)
 		cfg.nthreads = (unsigned)atoi(env);
@@ -903,7 +910,7 @@ static int wrap_main(int argc, char **argv, char **envp)
 	const char *off = getenv("XSC_TRANSPARENT");
 
 	if (!(off && strcmp(off, "0") == 0) && start() == 0)
-		xsc__gs_vcpu()->tp_sel = TP_SEL_BLOCK;
+		xsc__vcpu()->tp_sel = TP_SEL_BLOCK;
 	return tp.main(argc, argv, envp);
 }
 

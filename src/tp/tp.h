@@ -26,13 +26,13 @@ static inline long xsc__tp_fast(long nr, long a0, long a1, long a2, long a3,
 {
 	struct xsc_vcpu *v;
 
-	if (xsc__tp && (v = xsc__gs_vcpu()) != NULL && v->cur &&
+	if (xsc__tp && (v = xsc__vcpu()) != NULL && v->cur &&
 	    v->tp_sel == TP_SEL_BLOCK) {
 		long a[6] = { a0, a1, a2, a3, a4, a5 }, r;
 		v->tp_sel = TP_SEL_ALLOW;
 		v->tp_nfast++;
 		r = xsc__tp_call(nr, a);
-		v = xsc__gs_vcpu();
+		v = xsc__vcpu();
 		if (__builtin_expect((v->cur->tp_pending & ~v->cur->sigmask) != 0, 0))
 			xsc__tp_deliver(v->cur);
 		v->tp_sel = TP_SEL_BLOCK;
