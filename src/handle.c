@@ -17,6 +17,7 @@
  */
 #include "internal.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <signal.h>
@@ -176,6 +177,10 @@ static inline void free_entry(struct xsc *x, int id)
 
 void xsc__note_done_cb(struct xsc *x, int id)
 {
+	if (x->slot[id].tag == XSC_TAG_OWN) {
+		x->ndone++;	/* the library's own call: its caller takes it */
+		return;
+	}
 	x->cfg.done_cb(x->cfg.done_arg, id, x->ent[id].ret, x->slot[id].tag);
 	free_entry(x, id);
 }
@@ -359,6 +364,12 @@ static void run_inline(struct xsc *x, int id)
 {
 	struct xsc_entry *e = &x->ent[id];
 
+	/* The reaper never issues a call that may block (docs/design.md):
+	 * redispatch sends those to a syscall thread, and comes here with
+	 * one only when no syscall thread can be started. */
+	assert(!x->reaping || !(xsc__sysdef(e->sysno)->flags & XSC_F_BLOCK) ||
+	       !x->wk);
+
 	x->slot[id].backend = XSC_BACKEND_INLINE;
 	st_set(e, XSC_BUSY);
 	if (e->sysno != XSC_NR_NOP)
@@ -379,6 +390,16 @@ static __attribute__((noinline)) bool dispatch_other(struct xsc *x, int id,
 		return true;
 	run_inline(x, id);
 	return false;
+}
+
+void xsc__redispatch(struct xsc *x, int id)
+{
+	if (xsc__fallback_route(x, x->ent[id].sysno) == XSC_BACKEND_WORKER &&
+	    start_worker(x, id) == 0) {
+		xsc__worker_kick(x);
+		return;
+	}
+	run_inline(x, id);
 }
 
 XSC_EXPORT int xsc_flush(struct xsc *x)
@@ -671,10 +692,26 @@ XSC_EXPORT int xsc_take(struct xsc *x, int id, long *ret)
 	return xsc_release(x, id);
 }
 
+/* Waits for entry id as a synchronous call would, then frees it. */
+static long call_wait(struct xsc *x, int id)
+{
+	bool interrupted = false;
+	long ret;
+
+	while (wait_entry(x, id) == -EINTR) {
+		/* like a synchronous call interrupted by a signal: stop it
+		 * if it has not run yet; its result tells */
+		if (!interrupted && xsc_cancel(x, id) == 0)
+			interrupted = true;
+	}
+	ret = (long)x->ent[id].ret;
+	xsc_release(x, id);
+	return interrupted && ret == -ECANCELED ? -EINTR : ret;
+}
+
 XSC_EXPORT long xsc_call(struct xsc *x, long nr, ...)
 {
-	long a[6], ret;
-	bool interrupted = false;
+	long a[6];
 	va_list ap;
 	int id;
 
@@ -687,15 +724,14 @@ XSC_EXPORT long xsc_call(struct xsc *x, long nr, ...)
 	id = post(x, nr, a[0], a[1], a[2], a[3], a[4], a[5], 0);
 	if (id < 0)
 		return id;
-	while (wait_entry(x, id) == -EINTR) {
-		/* like a synchronous call interrupted by a signal: stop it
-		 * if it has not run yet; its result tells */
-		if (!interrupted && xsc_cancel(x, id) == 0)
-			interrupted = true;
-	}
-	ret = (long)x->ent[id].ret;
-	xsc_release(x, id);
-	return interrupted && ret == -ECANCELED ? -EINTR : ret;
+	return call_wait(x, id);
+}
+
+long xsc__call_own(struct xsc *x, long nr, long a0, long a1, long a2)
+{
+	int id = post(x, nr, a0, a1, a2, 0, 0, 0, XSC_TAG_OWN);
+
+	return id < 0 ? id : call_wait(x, id);
 }
 
 /* ---- introspection ---------------------------------------------------- */

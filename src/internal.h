@@ -72,10 +72,14 @@ typedef long (*xsc_done_fn)(struct xsc *x, int id);
 /* ... or XSC_RESUBMIT: the non-blocking attempt found nothing to do on a
  * blocking fd; submit the blocking form (slot.mode gets XSC_M_BLOCK). */
 #define XSC_RESUBMIT (-(1L << 41))
+/* ... or XSC_PENDING: the done function queued a new SQE for the entry
+ * (the rest of a short write, uring_rw.c); it stays in flight. */
+#define XSC_PENDING (-(1L << 42))
 
 /* slot.mode */
 #define XSC_M_NOWAIT 1	/* submitted in its non-blocking form by xsc */
 #define XSC_M_BLOCK  2	/* resubmitted in its blocking form */
+#define XSC_M_REST   4	/* writing what a short write left (slot.acc) */
 
 /* Row flags. */
 #define XSC_F_BLOCK   (1u << 0)	/* may block: keep it off the caller's core */
@@ -117,7 +121,10 @@ struct xsc_slot {
 	_Atomic int worker;	/* tid of the syscall thread running it, or 0 */
 	int32_t res[2];		/* CQE results, part 0 and part 1 */
 	void *uptr;		/* caller's buffer to fill on completion */
+	long acc;		/* XSC_M_REST: bytes written so far */
 } __attribute__((aligned(64)));
+
+#define XSC_REST_IOV 12	/* a rest window fits beside its msghdr in aux */
 
 /* Buffers only some translations need, kept apart from the hot slots so
  * the common path touches two cache lines per entry: the entry and its
@@ -132,6 +139,11 @@ union xsc_aux {
 		struct __kernel_timespec ts;
 		struct pollfd pfd;
 	} tm;
+	/* the window of the caller's iovecs a rest SQE writes (uring_rw.c) */
+	struct {
+		struct msghdr mh;
+		struct iovec v[XSC_REST_IOV];
+	} rest;
 };
 
 /* ---- the handle --------------------------------------------------------- */
@@ -172,6 +184,9 @@ struct xsc {
 	bool sqpoll;		/* the ring is an SQPOLL ring */
 	bool defer_tw;		/* DEFER_TASKRUN: completions post when we enter */
 	bool futex_armed;	/* a FUTEX_WAIT on cseq is queued */
+	bool reaping;		/* inside a reaper: no blocking call may be
+				   issued (docs/design.md; checked in
+				   run_inline under assert) */
 	uint32_t armed_val;	/* ... for this value of cseq */
 
 	/* The wake word: bumped by syscall threads on every completion and by
@@ -227,6 +242,15 @@ static inline void xsc__complete_inl(struct xsc *x, int id, long ret)
 int xsc__fallback_route(struct xsc *x, long nr);
 /* Executes entry id synchronously in the calling thread. */
 long xsc__exec_sync(const struct xsc_entry *e);
+/* A call of the library's own on the owner's handle, posted and waited
+ * for like xsc_call (also on a handle with a done_cb, which never sees
+ * it).  Its result, or -errno. */
+#define XSC_TAG_OWN (~0ULL)
+long xsc__call_own(struct xsc *x, long nr, long a0, long a1, long a2);
+/* Reaper: entry id (BUSY, taken off its executor's books) goes to the
+ * row's fallback executor: a syscall thread for calls that may block,
+ * the reaper itself only for calls that cannot (handle.c). */
+void xsc__redispatch(struct xsc *x, int id);
 
 /* Multi-calls (multicall.c) own every SQE whose user_data has bit 63
  * set; the reaper hands their CQEs to this hook. */
@@ -299,12 +323,12 @@ int xsc__idle_wait(struct xsc *x, uint32_t seen, int64_t timeout_ns);
 bool xsc__want_nowait(struct xsc *x, int id);
 long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
 		      bool *rest);
-/* Writes what a short non-blocking write left on a blocking fd, as the
- * blocking call would have: iov/cnt are the caller's (read with checked
- * copies), skip the bytes already written.  Returns the bytes written now
- * (>= 0) or -errno if none could be. */
-long xsc__write_rest(struct xsc *x, int fd, const struct iovec *uiov, long cnt,
-		     long skip, int sendflags, bool sock);
+/* A short non-blocking write on a blocking fd: the blocking call would
+ * have kept going.  Queues an SQE for the rest (blocking form) and
+ * returns XSC_PENDING, or the final result when nothing is left to do.
+ * xsc__rest_done() takes each rest SQE's CQE (uring_rw.c). */
+long xsc__rest_start(struct xsc *x, int id, long written);
+long xsc__rest_done(struct xsc *x, int id);
 /* 1 if fd is O_NONBLOCK and not a regular file or block device, 0 if
  * blocking, -errno if the fd is gone. */
 int xsc__fd_nonblocking(struct xsc *x, int fd);

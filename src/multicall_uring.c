@@ -36,8 +36,10 @@
  *    read/write names is classified once per run (fcntl F_GETFL, fstat
  *    when it matters); such calls run synchronously, in chain order.
  *  - a short write on a blocking pipe or socket is finished the way
- *    write(2) would (xsc__write_rest); a short transfer that stopped at a
- *    fault gets the file position io_uring left behind moved (lseek).
+ *    write(2) would, the rest posted as an ordinary entry (xsc__call_own:
+ *    the ring's blocking form, never a blocking write in the caller); a
+ *    short transfer that stopped at a fault gets the file position
+ *    io_uring left behind moved (lseek).
  *  - close of an io_uring fd: -EBADF is re-run synchronously.
  */
 #include "multicall.h"
@@ -523,8 +525,9 @@ static long repair(struct urun *u, unsigned j, long res)
 	if (!mc_is_rw(nr) || res < 0 || res >= a[2])
 		return res;
 	if (nr == SYS_write && classify(u, a[0], true) == K_PIPE) {
-		struct iovec v = { (void *)a[1], (size_t)a[2] };
-		long more = xsc__write_rest(x, (int)a[0], &v, 1, res, 0, false);
+		/* the rest as an ordinary entry: non-blocking attempt, then
+		 * the blocking form in the ring, never a blocking write here */
+		long more = xsc__call_own(x, SYS_write, a[0], a[1] + res, a[2] - res);
 		return more > 0 ? res + more : res;
 	}
 	if (res > 0 && !positional(nr)) {

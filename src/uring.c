@@ -204,26 +204,30 @@ static inline void finish(struct xsc *x, int id)
 static void finish_slow(struct xsc *x, int id)
 {
 	struct xsc_entry *e = &x->ent[id];
+	struct xsc_slot *s = slot_of(x, id);
 	const struct xsc_sysdef *d = &xsc__sys[e->sysno];
-	long ret = d->done(x, id);
+	long ret = (s->mode & XSC_M_REST) ? xsc__rest_done(x, id) : d->done(x, id);
 
-	if (ret == XSC_RESUBMIT && atomic_load(&slot_of(x, id)->canceled))
+	if (ret == XSC_PENDING)
+		return;		/* a new SQE is queued: still in flight */
+	if (ret == XSC_RESUBMIT && atomic_load(&s->canceled))
 		ret = -ECANCELED;	/* canceled before it ran */
 	if (ret == XSC_RESUBMIT) {
-		struct xsc_slot *s = slot_of(x, id);
 		s->mode = XSC_M_BLOCK;
 		int parts = d->prep(x, id);
 		if (parts > 0) {
 			s->parts = (uint8_t)parts;
 			return;		/* still in flight, now blocking */
 		}
-		ret = XSC_RETRY_SYNC;	/* nothing ran yet: run it here */
-	}
-	if (ret == XSC_RETRY_SYNC) {
-		ret = xsc__exec_sync(e);
-		x->st.crossings++;
+		ret = XSC_RETRY_SYNC;	/* nothing ran yet */
 	}
 	x->inflight_uring--;
+	if (ret == XSC_RETRY_SYNC) {
+		/* the kernel's own answer, from the row's fallback: never a
+		 * blocking call here (the reaper may be a scheduler) */
+		xsc__redispatch(x, id);
+		return;
+	}
 	xsc__complete(x, id, ret);
 }
 
@@ -234,6 +238,7 @@ int xsc__uring_reap(struct xsc *x)
 	unsigned head, tail, seen;
 	int done = 0;
 
+	x->reaping = true;
 	head = *cq->khead;
 	/* Deferred completions are posted only inside io_uring_enter: with
 	 * none to reap and some pending, enter for them.  (Not when CQEs
@@ -277,6 +282,7 @@ int xsc__uring_reap(struct xsc *x)
 	}
 	if (seen)
 		io_uring_cq_advance(&x->ring, seen);
+	x->reaping = false;
 	return done;
 }
 
@@ -425,41 +431,4 @@ void xsc__uring_cancel_all(struct xsc *x)
 		if (x->slot[i].backend <= XSC_BACKEND_SQPOLL &&
 		    st_get(&x->ent[i]) == XSC_BUSY)
 			xsc__uring_cancel(x, (int)i);
-}
-
-long xsc__write_rest(struct xsc *x, int fd, const struct iovec *uiov, long cnt,
-		     long skip, int sendflags, bool sock)
-{
-	/* Runs in the reaper, which in transparent mode is the scheduler: no
-	 * malloc (sched/pool.c says why), so the vector is walked in windows
-	 * of a stack array.  skip: bytes of uiov[base..] already written. */
-	struct iovec v[64];
-	long base = 0, done = 0;
-
-	if (cnt <= 0 || cnt > 1024)
-		return -EINVAL;
-	while (base < cnt) {
-		long n = cnt - base < 64 ? cnt - base : 64, i = 0, left = skip, r;
-
-		if (xsc__ucopy_in(v, uiov + base, (size_t)n * sizeof(*v)) < 0)
-			return done ? done : -EFAULT;
-		for (; i < n && left >= (long)v[i].iov_len; i++)
-			left -= (long)v[i].iov_len;	/* written already */
-		if (i == n) {
-			base += n;
-			skip = left;
-			continue;
-		}
-		v[i].iov_base = (char *)v[i].iov_base + left;
-		v[i].iov_len -= (size_t)left;
-		struct msghdr mh = { .msg_iov = v + i, .msg_iovlen = (size_t)(n - i) };
-		r = sock ? xsc__sys3(SYS_sendmsg, fd, &mh, sendflags)
-			 : xsc__sys3(SYS_writev, fd, v + i, n - i);
-		x->st.crossings++;
-		if (r <= 0)
-			return done ? done : r;
-		done += r;
-		skip += r;
-	}
-	return done;
 }

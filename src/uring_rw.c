@@ -32,6 +32,7 @@
  */
 #include "uring_prep.h"
 
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -168,7 +169,7 @@ long xsc__done_readv(struct xsc *x, int id)
 static long finish_write(struct xsc *x, int id, long want,
 			 const struct iovec *uiov, long cnt, bool sock, int flags)
 {
-	long res = slot_of(x, id)->res[0], more;
+	long res = slot_of(x, id)->res[0];
 	bool rest;
 
 	res = xsc__nowait_done(x, id, res, want, true, &rest);
@@ -176,8 +177,161 @@ static long finish_write(struct xsc *x, int id, long want,
 		fix_pos(x, id, res, want, uiov, cnt);
 	if (!rest)
 		return res;
-	more = xsc__write_rest(x, (int)A(x, id)[0], uiov, cnt, res, flags, sock);
-	return more > 0 ? res + more : res;
+	return xsc__rest_start(x, id, res);
+}
+
+/* ---- the rest of a short write --------------------------------------
+ *
+ * A write(2) on a blocking fd returns only when everything is written (or
+ * a later part fails: then the count so far).  The non-blocking attempt
+ * takes what fits; the rest goes back out as new SQEs in the blocking
+ * form, one window of at most XSC_REST_IOV iovecs at a time, while the
+ * caller stays parked.  The reaper itself never writes: a pipe nobody
+ * reads would stall every fiber of the kernel thread (docs/design.md).
+ * The caller's iovec array is read again for each window with checked
+ * copies: the kernel accepted it once, but the caller's memory is the
+ * caller's.  A failed or cancelled window ends the call with what was
+ * written before it. */
+
+/* Where the caller's bytes are: an iovec array (one is the caller's
+ * single buffer), whether the fd is a socket, and the flags to send with. */
+struct wsrc {
+	const struct iovec *uiov;
+	long cnt;
+	bool sock;
+	int flags;	/* send flags, or pwritev2's RWF_* flags */
+	struct iovec one;
+};
+
+static bool write_source(struct xsc *x, int id, struct wsrc *w)
+{
+	const int64_t *a = A(x, id);
+	struct msghdr mh;
+
+	w->sock = false;
+	w->flags = 0;
+	switch (x->ent[id].sysno) {
+	case SYS_sendto:
+		w->sock = true;
+		w->flags = (int)a[3];
+		/* fall through */
+	case SYS_write:
+		w->one = (struct iovec){ (void *)a[1], (size_t)a[2] };
+		w->uiov = &w->one;
+		w->cnt = 1;
+		return true;
+	case SYS_pwritev2:
+		w->flags = (int)a[5];
+		/* fall through */
+	case SYS_writev:
+		w->uiov = (const struct iovec *)a[1];
+		w->cnt = a[2];
+		return true;
+	case SYS_sendmsg:
+		if (xsc__ucopy_in(&mh, (const void *)a[1], sizeof(mh)) < 0)
+			return false;
+		w->sock = true;
+		w->flags = (int)a[2];
+		w->uiov = mh.msg_iov;
+		w->cnt = (long)mh.msg_iovlen;
+		return true;
+	}
+	return false;
+}
+
+/* Fills the entry's rest window with the caller's iovecs past `skip`
+ * bytes.  Returns the number of iovecs (0: nothing left) or -EFAULT. */
+static long rest_window(struct xsc *x, int id, const struct wsrc *w, long skip)
+{
+	struct iovec *v = aux_of(x, id)->rest.v;
+	long base = 0;
+
+	while (base < w->cnt) {
+		long n = w->cnt - base < XSC_REST_IOV ? w->cnt - base : XSC_REST_IOV;
+		long i = 0;
+
+		if (xsc__ucopy_in(v, w->uiov + base, (size_t)n * sizeof(*v)) < 0)
+			return -EFAULT;
+		for (; i < n && skip >= (long)v[i].iov_len; i++)
+			skip -= (long)v[i].iov_len;	/* written already */
+		if (i == n) {
+			base += n;
+			continue;
+		}
+		memmove(v, v + i, (size_t)(n - i) * sizeof(*v));
+		v[0].iov_base = (char *)v[0].iov_base + skip;
+		v[0].iov_len -= (size_t)skip;
+		return n - i;
+	}
+	return 0;
+}
+
+/* Queues the next window, or says the write is over: XSC_PENDING or the
+ * final result (slot.acc). */
+static long rest_next(struct xsc *x, int id)
+{
+	struct xsc_slot *s = slot_of(x, id);
+	union xsc_aux *ax = aux_of(x, id);
+	struct io_uring_sqe *sqe;
+	struct wsrc w;
+	long n;
+
+	if (atomic_load(&s->canceled) || !write_source(x, id, &w))
+		return s->acc;
+	n = rest_window(x, id, &w, s->acc);
+	if (n <= 0)
+		return s->acc;	/* all written, or the rest faults: the count */
+	ax->rest.mh = (struct msghdr){ .msg_iov = ax->rest.v,
+					.msg_iovlen = (size_t)n };
+	sqe = xsc__sqe(x, id, 0);
+	if (w.sock) {
+		io_uring_prep_sendmsg(sqe, (int)A(x, id)[0], &ax->rest.mh,
+				      (unsigned)w.flags);
+	} else {
+		io_uring_prep_rw(IORING_OP_WRITEV, sqe, (int)A(x, id)[0],
+				 ax->rest.v, (unsigned)n, (uint64_t)-1);
+		sqe->rw_flags = w.flags;
+	}
+	s->parts = 1;
+	return XSC_PENDING;
+}
+
+long xsc__rest_start(struct xsc *x, int id, long written)
+{
+	struct xsc_slot *s = slot_of(x, id);
+
+	s->mode = XSC_M_BLOCK | XSC_M_REST;
+	s->acc = written;
+	return rest_next(x, id);
+}
+
+long xsc__rest_done(struct xsc *x, int id)
+{
+	struct xsc_slot *s = slot_of(x, id);
+	union xsc_aux *ax = aux_of(x, id);
+	long res = s->res[0];
+
+	if (res <= 0)
+		return s->acc;	/* write(2): the count before the failure */
+	s->acc += res;
+	/* a blocking-form window that stopped at a fault: the position, as
+	 * for any short transfer (fix_pos); then the count so far */
+	long asked = iov_total(ax->rest.v, (long)ax->rest.mh.msg_iovlen);
+	if (res < asked) {
+		struct wsrc w;
+		if (write_source(x, id, &w) && !w.sock) {
+			char c;
+			const char *next = iov_at(ax->rest.v,
+						  (long)ax->rest.mh.msg_iovlen, res);
+			x->st.crossings++;
+			if (next && xsc__ucopy_in(&c, next, 1) < 0) {
+				x->st.crossings++;
+				xsc__sys3(SYS_lseek, A(x, id)[0], res, SEEK_CUR);
+				return s->acc;
+			}
+		}
+	}
+	return rest_next(x, id);
 }
 
 long xsc__done_write(struct xsc *x, int id)

@@ -354,7 +354,11 @@ static void c_procinfo(void)
 	R("getcwd ERANGE", SYS_getcwd, cwd, 5);
 	R("getcwd size 0", SYS_getcwd, cwd, 0);
 	R("getcwd EFAULT", SYS_getcwd, 8, sizeof(cwd));
-	SAME("brk(0)", 5, 1, NULL, SYS_brk, 0);
+	/* the break itself depends on what each run allocated (xsc's own
+	 * handle and syscall threads in the xsc run): compare the call with
+	 * the direct one inside the run, record only that they agree */
+	long brk_x = Q(SYS_brk, 0);
+	rec_i("brk(0) is the break", brk_x == direct6(SYS_brk, (const long[6]){ 0 }));
 }
 
 static void c_mem(void)

@@ -21,6 +21,7 @@ set -u
 build=$(cd "${1:?usage: t_transparent.sh BUILD_DIR}" && pwd)
 xsc=$build/xsc
 tpdir=$build/tests/tp
+src=$(cd "$(dirname "$0")" && pwd)
 backends=${XSC_TP_BACKENDS:-uring sqpoll worker}
 
 [ -f "$build/libxsc-preload.so" ] || { echo "skip: no $build/libxsc-preload.so (not built under the sanitizers)"; exit 77; }
@@ -120,10 +121,13 @@ for prog in "${progs[@]}"; do
 		continue
 	fi
 	pass "$name [native] ($((SECONDS - t0))s)"
+	# a program's own `xsc run` options: "xsc-tp: run-opts=..." in its source
+	opts=$(sed -n 's/.*xsc-tp: run-opts=\([^*]*\).*/\1/p' "$src/tp/$name.c" 2>/dev/null)
 	for b in $backends; do
 		out=$tmp/$name.$b.out err=$tmp/$name.$b.err
 		t0=$SECONDS
-		timeout -k 5 120 "$xsc" run -v -b "$b" -- "$prog" >"$out" 2>"$err"
+		# shellcheck disable=SC2086
+		timeout -k 5 120 "$xsc" run -v -b "$b" $opts -- "$prog" >"$out" 2>"$err"
 		rc=$?
 		if compare "$name [$b] ($((SECONDS - t0))s)" "$nrc" "$nout" "$rc" "$out" "$err"; then
 			result["$name $b"]=PASS
