@@ -207,18 +207,20 @@ __attribute__((weak)) void xsc__mc_close(struct xsc *x)
 	(void)x;
 }
 
+long xsc__call_here(long nr, const int64_t a[6])
+{
+	if (xsc__sysdef(nr)->flags & XSC_F_REFUSE)
+		return -EINVAL;
+	return xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
 long xsc__exec_sync(const struct xsc_entry *e)
 {
-	const struct xsc_sysdef *d = xsc__sysdef(e->sysno);
-	const int64_t *a = e->args;
-
 	if (e->sysno == XSC_NR_NOP)
 		return 0;
 	if (e->sysno == XSC_NR_MC)
 		return xsc__mc_run(e);
-	if (d->flags & XSC_F_REFUSE)
-		return -EINVAL;
-	return xsc__sys6(e->sysno, a[0], a[1], a[2], a[3], a[4], a[5]);
+	return xsc__call_here(e->sysno, e->args);
 }
 
 /* ---- posting ---------------------------------------------------------- */

@@ -240,6 +240,10 @@ static inline void xsc__complete_inl(struct xsc *x, int id, long ret)
 }
 /* The route of syscall nr when io_uring declines or lacks it. */
 int xsc__fallback_route(struct xsc *x, long nr);
+/* Runs syscall nr in the calling thread: the one place every inline path
+ * (handle, syscall threads, fibers) goes through, so a refused row
+ * (XSC_F_REFUSE: vfork, clone, ...) is -EINVAL everywhere and never runs. */
+long xsc__call_here(long nr, const int64_t a[6]);
 /* Executes entry id synchronously in the calling thread. */
 long xsc__exec_sync(const struct xsc_entry *e);
 /* A call of the library's own on the owner's handle, posted and waited

@@ -46,7 +46,7 @@ static long outside(long nr, const long *a)
 		cfg.npages = 1;
 		cfg.flags = XSC_QUIET;
 		if (xsc_open(&thread_x, &cfg) < 0)
-			return xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+			return xsc__call_here(nr, (const int64_t *)a);
 		pthread_once(&thread_once, make_key);
 		pthread_setspecific(thread_key, thread_x);
 	}
@@ -64,7 +64,7 @@ static long fiber_call(long nr, const long *a)
 	if (nr < 0 || nr >= XSC_NR_MAX)
 		return -ENOSYS;
 	if (v->x->head[nr].route == XSC_BACKEND_INLINE)
-		return xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		return xsc__call_here(nr, (const int64_t *)a);
 	id = xsc__post_fiber(nr, a, (uint64_t)(uintptr_t)f);
 	if (id < 0)
 		return id;
