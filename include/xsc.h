@@ -236,9 +236,13 @@ typedef struct xsc_thread_attr {
 } xsc_thread_attr_t;
 
 struct xsc_runtime_config {
-	unsigned nthreads;	/* kernel threads; 0 = one per online core */
-	int pin;		/* pin kernel thread i to core (first_cpu + i) */
-	int first_cpu;
+	unsigned nthreads;	/* kernel threads; 0 = one per CPU of the
+				   process's affinity mask, at most its cgroup
+				   CPU quota (cpu.max, rounded up) */
+	int pin;		/* pin kernel thread i to the i-th CPU of the
+				   affinity mask from first_cpu (wrapping) */
+	int first_cpu;		/* 0 = the first allowed CPU; a CPU outside
+				   the mask: xsc_main fails with -EINVAL */
 	size_t stack_size;	/* default fiber stack; 0 = 256 KiB */
 	unsigned npages;	/* syscall pages per kernel thread; 0 = 64:
 				   at most npages * 64 calls in flight per

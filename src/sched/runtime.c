@@ -27,6 +27,8 @@
 #include "sched.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <asm/prctl.h>
 #include <sched.h>
 #include <signal.h>
@@ -722,16 +724,95 @@ XSC_EXPORT void xsc_runtime_config_init(struct xsc_runtime_config *cfg)
 	cfg->batch = 64;
 }
 
+/* ---- the CPUs the process may use ---------------------------------------
+ *
+ * The default number of kernel threads and their cores come from the
+ * process's affinity mask (taskset, a container's cpuset), capped by a
+ * cgroup v2 CPU quota (cpu.max: ceil(quota / period) on the process's
+ * cgroup and every ancestor), as the Go and Tokio runtimes do.  Pinning
+ * walks the allowed CPUs only; an explicit first_cpu or syscall_cpu
+ * outside the mask is an error with a message. */
+
+/* The allowed CPUs, in order, into cpus[]; returns their count (>= 1). */
+static int allowed_cpus(int *cpus, int max)
+{
+	cpu_set_t set;
+	int n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+			if (CPU_ISSET(c, &set))
+				cpus[n++] = c;
+	if (!n) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		for (; n < (ncpu > 0 ? ncpu : 1) && n < max; n++)
+			cpus[n] = n;
+	}
+	return n;
+}
+
+/* Reads a small file with raw calls (no stdio in the runtime). */
+static long read_small(const char *path, char *buf, size_t len)
+{
+	long fd = xsc__sys3(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC), n;
+
+	if (fd < 0)
+		return fd;
+	n = xsc__sys3(SYS_read, fd, buf, len - 1);
+	xsc__sys1(SYS_close, fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
+/* The tightest cgroup v2 CPU quota in CPUs (rounded up), or 0 for none. */
+static int cgroup_cpus(void)
+{
+	char cg[512], path[640], val[64];
+	int best = 0;
+
+	if (read_small("/proc/self/cgroup", cg, sizeof(cg)) <= 0 ||
+	    strncmp(cg, "0::", 3) != 0)
+		return 0;
+	char *rel = cg + 3, *nl = strchr(rel, '\n');
+	if (nl)
+		*nl = 0;
+	for (;;) {
+		long long quota, period;
+		snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cpu.max",
+			 strcmp(rel, "/") ? rel : "");
+		if (read_small(path, val, sizeof(val)) > 0 &&
+		    sscanf(val, "%lld %lld", &quota, &period) == 2 && period > 0) {
+			int c = (int)((quota + period - 1) / period);
+			if (c > 0 && (!best || c < best))
+				best = c;
+		}
+		char *slash = strrchr(rel, '/');
+		if (!slash || slash == rel)
+			break;
+		*slash = 0;
+	}
+	return best;
+}
+
+static int cpu_index(const int *cpus, int n, int cpu)
+{
+	for (int i = 0; i < n; i++)
+		if (cpus[i] == cpu)
+			return i;
+	return -1;
+}
+
 static void apply_config(const struct xsc_runtime_config *cfg)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
 	if (cfg)
 		xsc__rt.cfg = *cfg;
 	else
 		xsc_runtime_config_init(&xsc__rt.cfg);
-	if (!xsc__rt.cfg.nthreads)
-		xsc__rt.cfg.nthreads = ncpu > 0 ? (unsigned)ncpu : 1;
+	if (!xsc__rt.cfg.nthreads) {
+		int cpus[CPU_SETSIZE], n = allowed_cpus(cpus, CPU_SETSIZE);
+		int q = cgroup_cpus();
+		xsc__rt.cfg.nthreads = (unsigned)(q > 0 && q < n ? q : n);
+	}
 	if (!xsc__rt.cfg.stack_size)
 		xsc__rt.cfg.stack_size = XSC_STACK_DEFAULT_SIZE;
 	if (!xsc__rt.cfg.npages)
@@ -743,12 +824,26 @@ static void apply_config(const struct xsc_runtime_config *cfg)
 /* Applies the configuration and allocates the vcpus (not started). */
 static int vcpus_alloc(const struct xsc_runtime_config *cfg)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int cpus[CPU_SETSIZE], ncpus = allowed_cpus(cpus, CPU_SETSIZE), first = 0;
 	int n;
 
 	if (xsc__rt.v)
 		return -EBUSY;
 	apply_config(cfg);
+	if (xsc__rt.cfg.pin && xsc__rt.cfg.first_cpu != 0 &&
+	    (first = cpu_index(cpus, ncpus, xsc__rt.cfg.first_cpu)) < 0) {
+		xsc__say("xsc: first_cpu %d is outside the process's CPU affinity "
+			 "mask\n", xsc__rt.cfg.first_cpu);
+		return -EINVAL;
+	}
+	if (xsc__rt.cfg.pin && xsc__rt.cfg.first_cpu == 0)
+		first = 0;	/* the default: the first allowed CPU */
+	if (xsc__rt.cfg.syscall_cpu >= 0 &&
+	    cpu_index(cpus, ncpus, xsc__rt.cfg.syscall_cpu) < 0) {
+		xsc__say("xsc: syscall_cpu %d is outside the process's CPU "
+			 "affinity mask\n", xsc__rt.cfg.syscall_cpu);
+		return -EINVAL;
+	}
 	n = (int)xsc__rt.cfg.nthreads;
 	xsc__rt.v = aligned_alloc(64, sizeof(struct xsc_vcpu) * (size_t)n);
 	if (!xsc__rt.v)
@@ -757,7 +852,7 @@ static int vcpus_alloc(const struct xsc_runtime_config *cfg)
 	xsc__rt.n = n;
 	for (int i = 0; i < n; i++) {
 		xsc__rt.v[i].id = i;
-		xsc__rt.v[i].cpu = (int)((xsc__rt.cfg.first_cpu + i) % (ncpu > 0 ? ncpu : 1));
+		xsc__rt.v[i].cpu = cpus[(first + i) % ncpus];
 	}
 	return 0;
 }
