@@ -138,7 +138,15 @@ int xsc_open(struct xsc **xp, const struct xsc_config *cfg);
 
 /* Closes a handle.  Entries still posted are canceled; entries in flight
  * are canceled where the executor can (io_uring cancel, a signal to the
- * syscall thread) and waited for otherwise.  Frees everything. */
+ * syscall thread) and waited for otherwise.  Frees everything.
+ *
+ * A handle belongs to the thread that opened it.  From any other thread,
+ * and in a forked child, xsc_post, xsc_flush, xsc_poll, xsc_wait,
+ * xsc_take, xsc_call, xsc_cancel and xsc_multicall return -EBADFD at once
+ * and run nothing (the ring is a single-issuer ring of the owner's task;
+ * the child has none of the syscall threads).  xsc_close works from
+ * anywhere: in a forked child it frees the child's copy without touching
+ * what the parent has in flight. */
 int xsc_close(struct xsc *x);
 
 /* ------------------------------------------------------------------ */

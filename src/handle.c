@@ -47,6 +47,35 @@ XSC_EXPORT void xsc_config_init(struct xsc_config *cfg)
 	cfg->sq_idle_ms = 1000;
 }
 
+/* ---- ownership ----------------------------------------------------------
+ *
+ * A handle belongs to the thread that opened it: the ring is a single-
+ * issuer ring registered to that task, and the bookkeeping is unlocked.
+ * Used from another thread, or in a forked child (whose ring belongs to
+ * the parent and which has none of the syscall threads), every entry point
+ * that would run or wait for something answers -EBADFD and touches
+ * nothing; xsc_close frees what is the caller's to free.  The check is
+ * the address of a TLS mark (each thread has its own) and a generation a
+ * pthread_atfork child handler bumps. */
+__thread char xsc__owner_mark __attribute__((tls_model("initial-exec")));
+_Atomic unsigned xsc__fork_gen;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void on_fork_child(void)
+{
+	atomic_fetch_add(&xsc__fork_gen, 1);
+}
+
+static void atfork_init(void)
+{
+	pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+void xsc__handle_shared(struct xsc *x)
+{
+	x->shared = true;
+}
+
 static bool valid(struct xsc *x, int id)
 {
 	return id >= 0 && (unsigned)id < x->n;
@@ -122,6 +151,9 @@ XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 		x->free_ids[i] = (int)(x->n - 1 - i);
 	x->nfree = x->n;
 	x->pend_head = 0;
+	pthread_once(&atfork_once, atfork_init);
+	x->owner = &xsc__owner_mark;
+	x->gen = atomic_load(&xsc__fork_gen);
 	x->flush_at = x->cfg.batch_threshold ? x->cfg.batch_threshold : UINT_MAX;
 	xsc__probe(x);
 	xsc__route_all(x);
@@ -133,15 +165,62 @@ static void drop_pending(struct xsc *x);
 static int reap(struct xsc *x);
 static int block(struct xsc *x);
 
+static void free_handle(struct xsc *x)
+{
+	free(x->ent);
+	free(x->slot);
+	free(x->aux);
+	free(x->free_ids);
+	free(x);
+}
+
+/* xsc_close from a thread that does not own x.  In a forked child
+ * nothing in flight is the child's: unmap the ring (closing the child's
+ * copy of its fd) and free the memory, joining no thread.  From another
+ * thread of the owner's process: what runs on syscall threads is
+ * cancelled and waited for; the ring's own requests are cancelled by the
+ * kernel when its fd closes (their results are not wanted any more). */
+static void close_foreign(struct xsc *x)
+{
+	bool forked = x->gen != atomic_load(&xsc__fork_gen);
+
+	x->npending = 0;
+	if (!forked && x->wk) {
+		while (x->inflight_worker) {
+			for (unsigned i = 0; i < x->n; i++)
+				if (x->slot[i].backend == XSC_BACKEND_WORKER &&
+				    st_get(&x->ent[i]) == XSC_BUSY)
+					xsc__worker_cancel(x, (int)i);
+			if (!xsc__worker_reap(x))
+				xsc__futex_wait_kick(x, atomic_load(&x->cseq), 1000000);
+		}
+	}
+	xsc__mc_close(x);
+	xsc__uring_teardown(x);
+	if (forked)
+		xsc__workers_forget(x);
+	else
+		xsc__workers_stop(x);
+	free_handle(x);
+}
+
 XSC_EXPORT int xsc_close(struct xsc *x)
 {
 	int rounds = 0;
 
 	if (!x)
 		return -EINVAL;
+	if (xsc__foreign(x)) {
+		close_foreign(x);
+		return 0;
+	}
 	drop_pending(x);
 	if (x->have_ring)
 		xsc__uring_cancel_all(x);
+	else if (x->ring_open)
+		/* a lost ring cannot be entered to cancel or wait: closing its
+		 * fd below cancels what the kernel still has */
+		x->inflight_uring = 0;
 	while (x->inflight_uring + x->inflight_worker) {
 		/* a cancel signal can land just before a worker enters its
 		 * call; repeat it until the call is over */
@@ -156,11 +235,7 @@ XSC_EXPORT int xsc_close(struct xsc *x)
 	xsc__mc_close(x);
 	xsc__uring_teardown(x);
 	xsc__workers_stop(x);
-	free(x->ent);
-	free(x->slot);
-	free(x->aux);
-	free(x->free_ids);
-	free(x);
+	free_handle(x);
 	return 0;
 }
 
@@ -271,6 +346,8 @@ post(struct xsc *x, long nr, long a0, long a1, long a2, long a3, long a4,
 
 	if ((unsigned long)nr >= XSC_NR_MAX)
 		return -ENOSYS;
+	if (xsc__foreign(x))
+		return -EBADFD;
 	if (__builtin_expect(!x->nfree, 0))
 		return post_full(x, nr, a0, a1, a2, a3, a4, a5, tag);
 	id = x->free_ids[--x->nfree];
@@ -409,6 +486,9 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 	bool kick = false;
 	int n = 0;
 
+	if (xsc__foreign(x))
+		return -EBADFD;
+
 	/* One entry at a time off the FIFO: an inline entry's done_cb may
 	 * post or release entries meanwhile, so dispatch_other works on x's
 	 * own head and count.  The ring translations touch neither: the loop
@@ -540,6 +620,8 @@ int xsc__idle_wait(struct xsc *x, uint32_t seen, int64_t timeout_ns)
 
 XSC_EXPORT int xsc_poll(struct xsc *x)
 {
+	if (xsc__foreign(x))
+		return -EBADFD;
 	reap(x);
 	return (int)x->ndone;
 }
@@ -548,6 +630,8 @@ XSC_EXPORT int xsc_wait(struct xsc *x, unsigned min_done)
 {
 	uint64_t start = x->st.completed;
 
+	if (xsc__foreign(x))
+		return -EBADFD;
 	if (x->npending)
 		xsc_flush(x);
 	for (;;) {
@@ -565,6 +649,8 @@ XSC_EXPORT int xsc_wait(struct xsc *x, unsigned min_done)
 /* Waits for entry id; -EINTR if a signal interrupted the wait. */
 static int wait_entry(struct xsc *x, int id)
 {
+	if (xsc__foreign(x))
+		return -EBADFD;
 	if (st_get(&x->ent[id]) == XSC_SUBMITTED)
 		xsc_flush(x);
 	while (!x->slot[id].noted) {
@@ -663,6 +749,8 @@ XSC_EXPORT int xsc_cancel(struct xsc *x, int id)
 {
 	if (!valid(x, id))
 		return -EINVAL;
+	if (xsc__foreign(x))
+		return -EBADFD;
 	switch (st_get(&x->ent[id])) {
 	case XSC_SUBMITTED:
 		unlink_pending(x, id);
@@ -700,7 +788,11 @@ static long call_wait(struct xsc *x, int id)
 	bool interrupted = false;
 	long ret;
 
-	while (wait_entry(x, id) == -EINTR) {
+	int err;
+
+	while ((err = wait_entry(x, id)) < 0) {
+		if (err != -EINTR)
+			return err;	/* never the entry's old result */
 		/* like a synchronous call interrupted by a signal: stop it
 		 * if it has not run yet; its result tells */
 		if (!interrupted && xsc_cancel(x, id) == 0)

@@ -157,6 +157,14 @@ struct xsc {
 	unsigned n;		/* entries */
 	struct xsc_config cfg;
 
+	/* Whose handle it is: the address of a TLS mark of the thread that
+	 * opened it and the process's fork generation then (handle.c
+	 * xsc__foreign).  `shared`: the runtime's own handles, used from
+	 * fibers that in transparent mode have TLS blocks of their own. */
+	const void *owner;
+	unsigned gen;
+	bool shared;
+
 	/* owner-only bookkeeping */
 	int *free_ids;		/* free entries: a stack of nfree ids */
 	unsigned nfree;
@@ -180,7 +188,10 @@ struct xsc {
 	const char *why[XSC_NR_MAX];
 
 	/* io_uring */
-	bool have_ring;
+	bool have_ring;		/* the ring can be used (routes, submit) */
+	bool ring_open;		/* the ring is mapped (teardown); stays set
+				   when io_uring_enter fails for good
+				   (uring.c xsc__uring_lost) */
 	bool sqpoll;		/* the ring is an SQPOLL ring */
 	bool defer_tw;		/* DEFER_TASKRUN: completions post when we enter */
 	bool futex_armed;	/* a FUTEX_WAIT on cseq is queued */
@@ -210,6 +221,19 @@ struct xsc {
 
 static inline struct xsc_slot *slot_of(struct xsc *x, int id) { return &x->slot[id]; }
 static inline union xsc_aux *aux_of(struct xsc *x, int id) { return &x->aux[id]; }
+
+/* True when the calling thread may not use x: not the thread that
+ * opened it, or a forked child of it.  A few loads, no system call. */
+extern __thread char xsc__owner_mark;
+extern _Atomic unsigned xsc__fork_gen;
+static inline bool xsc__foreign(const struct xsc *x)
+{
+	return __builtin_expect(!x->shared && (x->owner != &xsc__owner_mark ||
+		x->gen != atomic_load_explicit(&xsc__fork_gen, memory_order_relaxed)), 0);
+}
+
+/* The runtime's own handles skip the ownership check (see struct xsc). */
+void xsc__handle_shared(struct xsc *x);
 
 /* Marks entry id DONE with result ret (owner thread). */
 void xsc__complete(struct xsc *x, int id, long ret);
@@ -291,6 +315,9 @@ static inline struct io_uring_sqe *xsc__sqe(struct xsc *x, int id, int part)
 	return sqe;
 }
 int xsc__uring_submit(struct xsc *x);
+/* io_uring_enter failed for good with err: entries still in the SQ go to
+ * the fallback, later calls are routed around the ring (uring.c). */
+void xsc__uring_lost(struct xsc *x, int err);
 int xsc__uring_reap(struct xsc *x);
 int xsc__uring_wait(struct xsc *x, bool also_kick, uint32_t seen,
 		    int64_t timeout_ns);
@@ -298,6 +325,9 @@ int xsc__uring_cancel(struct xsc *x, int id);
 void xsc__uring_cancel_all(struct xsc *x);
 
 /* worker executor (worker.c) */
+/* In a forked child: frees the pool without joining threads that are
+ * not there (their stacks are the parent's copies). */
+void xsc__workers_forget(struct xsc *x);
 /* Syscall threads are raw clones, not pthreads (transparent mode: worker.c) */
 extern bool xsc__raw_workers;
 int xsc__workers_start(struct xsc *x);

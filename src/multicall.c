@@ -454,7 +454,9 @@ static int run(struct mc_run *r, int want, struct xsc_mc_report *rep)
 		r->c[i].ret = -ECANCELED;
 	if (path == XSC_MC_URING) {
 		xsc__mc_uring_run(r);
-		if (!r->stopped)	/* declined before running anything */
+		/* declined before running anything, or the ring was lost
+		 * mid-chain: the rest goes on from r->next */
+		if (!r->stopped)
 			path = scan_routes(r).worker && !r->x->cfg.done_cb ?
 			       XSC_MC_WORKER : XSC_MC_INLINE;
 	}
@@ -478,6 +480,8 @@ XSC_EXPORT int xsc_multicall_ex(struct xsc *x, struct xsc_mc *calls, unsigned n,
 
 	if (!x || (!calls && n))
 		return -EINVAL;
+	if (xsc__foreign(x))
+		return -EBADFD;
 	if (!o) {
 		xsc_mc_opts_init(&def);
 		o = &def;

@@ -480,20 +480,30 @@ void xsc__mc_cqe(struct xsc *x, uint64_t ud, int32_t res, uint32_t flags)
 		}
 }
 
-/* One io_uring_enter submits the run and waits for all of it. */
-static void enter(struct urun *u)
+/* One io_uring_enter submits the run and waits for all of it.  False
+ * when the ring cannot be entered any more (uring.c xsc__uring_lost):
+ * nothing of the run was taken, and the chain goes on from r->next on
+ * another path. */
+static bool enter(struct urun *u)
 {
 	struct xsc *x = u->r->x;
+	int ret;
 
 	u->got = 0;
 	x->sq_ready += u->m;
 	u->r->submits++;
 	if (x->sqpoll) {
 		xsc__uring_submit(x);
+		if (!x->have_ring)
+			return false;
 	} else {
 		x->st.crossings++;
-		io_uring_submit_and_wait(&x->ring, u->m);
+		ret = io_uring_submit_and_wait(&x->ring, u->m);
 		x->sq_ready = 0;
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+			xsc__uring_lost(x, ret);
+			return false;
+		}
 	}
 	for (;;) {
 		xsc__uring_reap(x);
@@ -506,6 +516,7 @@ static void enter(struct urun *u)
 	}
 	if (x->sq_ready)	/* blocking forms of entries reaped meanwhile */
 		xsc__uring_submit(x);
+	return true;
 }
 
 /* The short transfer or failure that broke the link, made exact. */
@@ -590,7 +601,8 @@ static void install_left(struct urun *u)
 	if (!m)
 		return;
 	u->m = m;
-	enter(u);
+	if (!enter(u))
+		return;		/* the ring's files go with the ring */
 	for (unsigned j = 0; j < m; j += 2)
 		r->c[u->call[j]].ret = u->res[j];
 }
@@ -635,11 +647,13 @@ void xsc__mc_uring_run(struct mc_run *r)
 			u->gen = ++st->gen;
 			u->m = build(u);
 			if (u->m) {
-				enter(u);
+				if (!enter(u))
+					break;	/* lost: r->next goes on elsewhere */
 				collect(u);
 			}
 		}
-		install_left(u);
+		if (r->x->have_ring)
+			install_left(u);
 	}
 	cur = u->prev;
 	free(u);

@@ -117,6 +117,7 @@ int xsc__uring_setup(struct xsc *x)
 	/* a registered ring fd spares every io_uring_enter an fget/fput */
 	io_uring_register_ring_fd(&x->ring);
 	x->have_ring = true;
+	x->ring_open = true;
 	x->sqpoll = want_sqpoll;
 	x->pr.uring = 1;
 	x->pr.sqpoll = want_sqpoll;
@@ -129,10 +130,11 @@ void xsc__uring_teardown(struct xsc *x)
 {
 	if (x->probe)
 		io_uring_free_probe(x->probe);
-	if (x->have_ring)
+	if (x->ring_open)
 		io_uring_queue_exit(&x->ring);
 	x->probe = NULL;
 	x->have_ring = false;
+	x->ring_open = false;
 }
 
 bool xsc__uring_has(struct xsc *x, unsigned op)
@@ -171,17 +173,73 @@ struct io_uring_sqe *xsc__sqe_slow(struct xsc *x, int id, int part)
 	return sqe;
 }
 
+/* ---- a ring that cannot be entered any more ----------------------------
+ *
+ * io_uring_enter can start failing for good in the middle of a handle's
+ * life: a seccomp filter installed after xsc_open denies it (-EPERM), the
+ * ring's registered fd is gone.  Then no SQE still in the SQ will ever be
+ * consumed: the kernel takes SQEs only inside io_uring_enter (an SQPOLL
+ * poller that sleeps needs an enter to wake), and the ring is closed
+ * before anything could enter it again.  So each entry whose SQE is still
+ * there is taken back and goes to the fallback executor exactly once, the
+ * rest of a short write ends with the count written so far, and later
+ * calls are routed around the ring.  Entries the kernel already took
+ * complete as before (their CQEs need no enter: task work runs on any
+ * system call, and waits poll the CQ).  When the error says a sandbox
+ * refused (-EPERM, -EACCES), syscall threads that predate it could
+ * escape it, so everything runs in the caller from then on: more
+ * restrictive than native at worst, never less (docs/security.md). */
+void xsc__uring_lost(struct xsc *x, int err)
+{
+	struct io_uring_sq *sq = &x->ring.sq;
+	unsigned head = io_uring_smp_load_acquire(sq->khead);
+
+	x->have_ring = false;
+	x->futex_armed = false;
+	snprintf(x->reason, sizeof(x->reason), "io_uring_enter failed: %s%s",
+		 strerror(-err), err == -EPERM || err == -EACCES ?
+		 " (a sandbox refused it)" : "");
+	x->pr.reason = x->reason;
+	if (err == -EPERM || err == -EACCES)
+		x->cfg.backend = XSC_BACKEND_INLINE;
+	if (!(x->cfg.flags & XSC_QUIET))
+		xsc__say("xsc: %s; calls run on the fallback executors from now on\n",
+			 x->reason);
+	xsc__route_all(x);
+	for (unsigned i = head; i != sq->sqe_tail; i++) {
+		uint64_t ud = sq->sqes[i & sq->ring_mask].user_data;
+		int id = (int)(ud >> 2);
+		struct xsc_slot *s;
+
+		if (ud & XSC_UD_MC)
+			continue;	/* reserved, or a multi-call's: it checks */
+		s = slot_of(x, id);
+		if (s->backend > XSC_BACKEND_SQPOLL || !s->parts)
+			continue;	/* taken back already (its other part) */
+		s->parts = 0;
+		x->inflight_uring--;
+		if (s->mode & XSC_M_REST)
+			xsc__complete(x, id, s->acc);
+		else
+			xsc__redispatch(x, id);
+	}
+	sq->sqe_head = sq->sqe_tail;
+	x->sq_ready = 0;
+}
+
 int xsc__uring_submit(struct xsc *x)
 {
 	int ret;
 
-	if (!x->sq_ready)
+	if (!x->sq_ready || !x->have_ring)
 		return 0;
 	if (!x->sqpoll ||
 	    (IO_URING_READ_ONCE(*x->ring.sq.kflags) & IORING_SQ_NEED_WAKEUP))
 		x->st.crossings++;
 	ret = io_uring_submit(&x->ring);
 	x->sq_ready = 0;
+	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+		xsc__uring_lost(x, ret);
 	return ret;
 }
 
@@ -304,6 +362,17 @@ int xsc__uring_wait(struct xsc *x, bool also_kick, uint32_t seen,
 	struct __kernel_timespec ts;
 	int ret;
 
+	if (!x->have_ring) {
+		/* the ring cannot be entered (xsc__uring_lost): its last requests
+		 * post their CQEs on any system call; look every 1 ms */
+		if (!io_uring_cq_ready(&x->ring))
+			ret = (int)xsc__futex_wait_kick(x, seen, timeout_ns >= 0 &&
+							timeout_ns < 1000000 ?
+							timeout_ns : 1000000);
+		else
+			ret = 0;
+		return ret == -EINTR ? -EINTR : 0;
+	}
 	if (x->sqpoll && x->cfg.spin_ns) {
 		/* the poller completes without us entering: watch the CQ */
 		int64_t end = now_ns() + x->cfg.spin_ns;
@@ -347,6 +416,10 @@ int xsc__uring_wait(struct xsc *x, bool also_kick, uint32_t seen,
 			ret = 0;
 	} else {
 		ret = io_uring_wait_cqe(&x->ring, &cqe);
+	}
+	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+		xsc__uring_lost(x, ret);
+		return 0;	/* the caller looks again, on the new routes */
 	}
 	return ret < 0 ? ret : 0;
 }
@@ -414,7 +487,11 @@ long xsc__sock_efault(struct xsc *x, int fd)
 
 int xsc__uring_cancel(struct xsc *x, int id)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&x->ring);
+	struct io_uring_sqe *sqe;
+
+	if (!x->have_ring)
+		return -ENOTSUP;	/* cancelling needs an enter */
+	sqe = io_uring_get_sqe(&x->ring);
 
 	atomic_store(&slot_of(x, id)->canceled, 1);	/* no resubmission */
 	if (!sqe)

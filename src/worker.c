@@ -347,6 +347,20 @@ void xsc__workers_stop(struct xsc *x)
 	x->wk = NULL;
 }
 
+void xsc__workers_forget(struct xsc *x)
+{
+	struct xsc_workers *w = x->wk;
+
+	if (!w)
+		return;
+	for (int i = 0; i < w->nthreads; i++)
+		if (w->raw && w->t[i].raw.map)
+			xsc__sys2(SYS_munmap, w->t[i].raw.map, RAW_MAP);
+	free(w->q);
+	free(w);
+	x->wk = NULL;
+}
+
 /* Owner: queue entry id (at most x->n are ever queued at once). */
 int xsc__worker_queue(struct xsc *x, int id)
 {

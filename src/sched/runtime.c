@@ -652,6 +652,7 @@ static int vcpu_init(struct xsc_vcpu *v)
 	ret = xsc_open(&v->x, &cfg);
 	if (ret < 0)
 		return ret;
+	xsc__handle_shared(v->x);	/* fibers have TLS of their own */
 	if (xsc__rt.cfg.pin && v->cpu >= 0) {
 		cpu_set_t s;
 		CPU_ZERO(&s);

@@ -40,6 +40,8 @@ static void make_key(void)
 
 static long outside(long nr, const long *a)
 {
+	if (thread_x && xsc__foreign(thread_x))
+		thread_x = NULL;	/* a forked child's copy: the parent's */
 	if (!thread_x) {
 		struct xsc_config cfg;
 		xsc_config_init(&cfg);
