@@ -143,8 +143,9 @@ XSC_EXPORT int xsc_close(struct xsc *x)
 	if (x->have_ring)
 		xsc__uring_cancel_all(x);
 	while (x->inflight_uring + x->inflight_worker) {
-		/* a cancel signal can land just before a worker enters its
-		 * call; repeat it until the call is over */
+		/* a cancel signal that lands while a multi-call chain is
+		 * between two calls interrupts nothing; repeat it until the
+		 * entry is over (worker.c: "Cancel") */
 		if (x->wk && rounds++ % 8 == 0)
 			for (unsigned i = 0; i < x->n; i++)
 				if (x->slot[i].backend == XSC_BACKEND_WORKER &&
