@@ -201,12 +201,17 @@ int xsc_release(struct xsc *x, int e);
 /* Waits for entry e, stores its result and releases it. */
 int xsc_take(struct xsc *x, int e, long *ret);
 
-/* Tries to stop entry e: a SUBMITTED entry completes with -ECANCELED at
- * once; an in-flight one is canceled by its executor (io_uring async
- * cancel, or a signal that interrupts the syscall thread, which then
- * returns the call's own -EINTR).  Returns 0 if a cancel was issued,
- * -EALREADY if it is done, -EINVAL for a bad id.  The entry still has to
- * be waited for: its result says whether the call ran. */
+/* Tries to stop entry e, and only e: no other entry ever sees the
+ * cancel.  A SUBMITTED entry completes with -ECANCELED at once and its
+ * call never runs.  An in-flight one is stopped by its executor (io_uring
+ * async cancel, or a signal to the syscall thread running it): it
+ * completes with -ECANCELED if its call had not started or was waiting
+ * inside io_uring, or with the call's own -EINTR if it was blocked in the
+ * kernel; either way the call did nothing.  A call that completes first
+ * keeps its result.  Returns 0 if a cancel was issued, -EALREADY if the
+ * entry is done, -EINVAL for a bad or free id, -ENOTSUP when a running
+ * call cannot be interrupted (the program handles SIGRTMAX-1).  The entry
+ * still has to be waited for: its result says whether the call ran. */
 int xsc_cancel(struct xsc *x, int e);
 
 /* post + flush + wait + release for one call: returns exactly what the

@@ -222,8 +222,9 @@ XSC_EXPORT int xsc_close(struct xsc *x)
 		 * fd below cancels what the kernel still has */
 		x->inflight_uring = 0;
 	while (x->inflight_uring + x->inflight_worker) {
-		/* a cancel signal can land just before a worker enters its
-		 * call; repeat it until the call is over */
+		/* a cancel signal that lands while a multi-call chain is
+		 * between two calls interrupts nothing; repeat it until the
+		 * entry is over (worker.c: "Cancel") */
 		if (x->wk && rounds++ % 8 == 0)
 			for (unsigned i = 0; i < x->n; i++)
 				if (x->slot[i].backend == XSC_BACKEND_WORKER &&

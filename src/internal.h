@@ -118,7 +118,8 @@ struct xsc_slot {
 	};
 	_Atomic int canceled;	/* xsc_cancel was called */
 	_Atomic int cnext;	/* worker completion stack link */
-	_Atomic int worker;	/* tid of the syscall thread running it, or 0 */
+	_Atomic int worker;	/* 1 + index of the syscall thread running
+				   it, or 0 (worker.c: "Cancel") */
 	int32_t res[2];		/* CQE results, part 0 and part 1 */
 	void *uptr;		/* caller's buffer to fill on completion */
 	long acc;		/* XSC_M_REST: bytes written so far */

@@ -33,10 +33,50 @@
  * thread control block, that runs only this file's loop and raw system
  * calls: no libc lock is ever taken.
  *
- * Cancel: a queued entry is skipped (-ECANCELED); a running one gets
- * XSC_CANCEL_SIGNAL, whose empty handler has no SA_RESTART, so the
- * blocking call returns its own -EINTR, as a signal to a synchronous
- * caller would.
+ * Cancel is exact: it stops the entry it names and no other, and is not
+ * lost.  A signal to a thread id cannot promise that by itself: read the
+ * id of the thread running entry A, and by the time the signal lands that
+ * thread may have finished A and be blocked in entry B, which then returns
+ * -EINTR though nobody canceled it; and a signal that lands after the
+ * thread tested `canceled` but before its call entered the kernel is
+ * handled in user space and interrupts nothing, so the call blocks on.
+ * Three pieces close both gaps:
+ *  - The run word.  Each thread has a word t->run: RUN(id) while it runs
+ *    entry id, 0 between entries; the slot says which thread
+ *    (slot.worker = index + 1).  The canceller names a run, not a thread:
+ *    it signals only after a CAS from RUN(id) to RUN(id) | R_CLAIM, which
+ *    fails once the thread has left the entry.  An entry id runs on at
+ *    most one thread at a time and is not reused before the owner, the
+ *    only canceller, has reaped and released it, so while the owner sees
+ *    the entry BUSY, RUN(id) on thread k means this very call.
+ *  - Delivery before leaving.  A thread whose run was claimed does not
+ *    take another entry until the signal has been delivered: leave()
+ *    waits for R_SENT (set by the canceller once tgkill has queued the
+ *    signal), then makes one system call, on whose way back to user space
+ *    the kernel runs the handler for every pending unblocked signal.  So
+ *    the signal always lands inside the run it was sent for, and a later
+ *    entry never sees it.
+ *  - The window.  Every call runs through xsc__syscall_cp
+ *    (arch/x86_64/cancel.S), which tests `canceled` and makes the call;
+ *    the handler, finding the interrupted rip between the test and the
+ *    syscall instruction, moves it to a path that returns -ECANCELED
+ *    without making the call.  A signal before the test is seen by the
+ *    test; one during a blocking call interrupts it (no SA_RESTART: the
+ *    call returns its own -EINTR, as a signal to a synchronous caller
+ *    would make it); one after the call leaves the result alone.
+ * The test needs the Dekker handshake of run() and xsc__worker_cancel():
+ * the thread stores RUN(id) (seq_cst) and then tests `canceled`; the
+ * canceller stores `canceled` (seq_cst) and then loads the run word.  One
+ * of them sees the other's store: either the test sees the flag, or the
+ * canceller sees the run and signals it.
+ * Results: a canceled entry whose call had not started gets -ECANCELED
+ * and the call never runs; a blocked one returns -EINTR and did nothing;
+ * one that had finished keeps its result.  A multi-call chain is tested
+ * once, before it starts; a signal interrupts the call it is blocked in
+ * (xsc_close repeats the cancel, for a chain between two calls).
+ * Retrying a call that got -EINTR from a stray signal was the other way
+ * out, and was rejected: a retried nanosleep, poll or futex wait starts
+ * its timeout over.
  */
 #include "internal.h"
 
@@ -49,6 +89,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/ucontext.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,20 +101,38 @@
 #define RAW_TLS (16 * 1024)	/* below the guard page; the TCB at its top */
 #define RAW_MAP (RAW_TLS + 4096 + RAW_STACK)
 
+/* The run word (see "Cancel" above): RUN(id) while a thread runs entry
+ * id, plus the canceller's bits. */
+#define RUN(id)	(((uint32_t)(id) + 1) << 2)
+#define R_CLAIM	1u	/* a canceller signals this run */
+#define R_SENT	2u	/* ... and the signal is queued */
+#define R_BITS	(R_CLAIM | R_SENT)
+
 bool xsc__raw_workers;
 
 long xsc__clone_thread(unsigned long flags, void *stack_top, int *ptid,
 		       int *ctid, unsigned long tls, void (*fn)(void *),
 		       void *arg);
+/* arch/x86_64/cancel.S */
+long xsc__syscall_cp(const _Atomic int *canceled, long nr,
+		     const int64_t args[6]);
+extern const char xsc__cp_begin[], xsc__cp_end[], xsc__cp_cancel[];
+_Static_assert(ECANCELED == 125, "cancel.S returns -125");
 
 /* One syscall thread: a pthread, or a raw clone (w->raw). */
-union wthread {
-	pthread_t th;
-	struct {
-		char *map;		/* [tls][guard][stack], RAW_MAP bytes */
-		_Atomic int ctid;	/* cleared by the kernel when it is gone */
-	} raw;
-};
+struct wthread {
+	union {
+		pthread_t th;
+		struct {
+			char *map;	/* [tls][guard][stack], RAW_MAP bytes */
+			_Atomic int ctid; /* cleared by the kernel when gone */
+		} raw;
+	};
+	struct xsc_workers *w;
+	int k;			/* index in w->t; slot.worker is k + 1 */
+	int tid;		/* stored by the thread before its first run */
+	_Atomic uint32_t run;	/* RUN(id) | R_*, or 0; leave()'s futex */
+} __attribute__((aligned(64)));	/* the owner CASes run: no sharing */
 
 struct xsc_workers {
 	struct xsc *x;
@@ -88,8 +147,9 @@ struct xsc_workers {
 	_Atomic int cstack;	/* completed ids, linked through slot.cnext */
 	int nthreads;
 	bool raw;		/* xsc__raw_workers when the pool started */
-	union wthread t[MAX_WORKERS];
 	bool cancel_sig;	/* XSC_CANCEL_SIGNAL is ours */
+	int pid;		/* for tgkill */
+	struct wthread t[MAX_WORKERS];
 };
 
 static long futex(_Atomic uint32_t *a, int op, uint32_t v)
@@ -121,25 +181,64 @@ static int64_t now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void run(struct xsc_workers *w, int id, int tid)
+/* Entry e (slot s) on this thread: the call, or -ECANCELED if the entry
+ * is canceled before the call starts (the stub tests the flag). */
+static long exec(const struct xsc_entry *e, struct xsc_slot *s)
 {
-	struct xsc *x = w->x;
+	const struct xsc_sysdef *d = xsc__sysdef(e->sysno);
+
+	if (!(d->flags & (XSC_F_THREAD | XSC_F_REFUSE)) &&
+	    e->sysno != XSC_NR_NOP && e->sysno != XSC_NR_MC)
+		return xsc__syscall_cp(&s->canceled, e->sysno, e->args);
+	if (atomic_load(&s->canceled))
+		return -ECANCELED;
+	if (d->flags & XSC_F_THREAD)
+		return -EINVAL;	/* its meaning depends on the calling thread */
+	return xsc__exec_sync(e);	/* a chain, NOP or refused number */
+}
+
+/* The thread is done with run `me`.  If a canceller claimed it, the
+ * signal must land before the thread takes another entry: wait until it
+ * is queued (R_SENT), then make one system call, whose return to user
+ * space runs the handler for it.  A canceller may claim the run again
+ * meanwhile (xsc_close repeats its cancels): the CAS then fails, and the
+ * loop waits for that signal too. */
+static void leave(struct wthread *t, uint32_t me)
+{
+	uint32_t v = me;
+
+	/* seq_cst CAS: pairs with the canceller's CAS and fetch_or */
+	while (!atomic_compare_exchange_strong(&t->run, &v, 0)) {
+		if (v & R_SENT)
+			xsc__sys0(SYS_getppid);	/* delivers what is pending */
+		else
+			futex(&t->run, FUTEX_WAIT, v);	/* until R_SENT */
+	}
+}
+
+static void run(struct wthread *t, int id)
+{
+	struct xsc *x = t->w->x;
 	struct xsc_entry *e = &x->ent[id];
 	struct xsc_slot *s = slot_of(x, id);
-	const struct xsc_sysdef *d = xsc__sysdef(e->sysno);
+	uint32_t me = RUN(id);
 	long ret;
 
-	atomic_store(&s->worker, tid);
-	if (atomic_load(&s->canceled))
-		ret = -ECANCELED;
-	else if (d->flags & XSC_F_THREAD)
-		ret = -EINVAL;	/* its meaning depends on the calling thread */
-	else
-		ret = xsc__exec_sync(e);
-	atomic_store(&s->worker, 0);
+	/* Both seq_cst, in this order: a canceller that finds the thread in
+	 * the slot finds the run in t->run unless the run is over.  The
+	 * second store is this side of the Dekker handshake with
+	 * xsc__worker_cancel(): a seq_cst store is a full barrier on x86-64,
+	 * so the stub's test of `canceled` cannot pass it. */
+	atomic_store(&s->worker, t->k + 1);
+	atomic_store(&t->run, me);
+	ret = exec(e, s);
+	leave(t, me);
+	/* a canceller that still reads k + 1 finds no RUN(id) on thread k */
+	atomic_store_explicit(&s->worker, 0, memory_order_relaxed);
 	e->ret = ret;
 	st_set(e, XSC_DONE);	/* pairs with st_get() in the owner */
 
+	struct xsc_workers *w = t->w;
 	int top = atomic_load(&w->cstack);
 	do
 		atomic_store_explicit(&s->cnext, top, memory_order_relaxed);
@@ -147,17 +246,35 @@ static void run(struct xsc_workers *w, int id, int tid)
 	xsc__kick(x);	/* the owner may sleep on x->cseq */
 }
 
-static void on_cancel(int sig) { (void)sig; }
-
-static void loop(struct xsc_workers *w)
+/* XSC_CANCEL_SIGNAL.  It lands only inside the run it was sent for
+ * (leave() waits for it), so a signal whose rip is in the stub's window
+ * is for the call about to start: moved to the stub's cancel path, the
+ * call is never made.  rbx holds the entry's `canceled` there; testing it
+ * keeps a stray XSC_CANCEL_SIGNAL (kill(1) of the process) from
+ * canceling anything. */
+static void on_cancel(int sig, siginfo_t *si, void *uctx)
 {
-	int tid = (int)xsc__sys0(SYS_gettid);
+	greg_t *g = ((ucontext_t *)uctx)->uc_mcontext.gregs;
+	uintptr_t ip = (uintptr_t)g[REG_RIP];
 
+	(void)sig;
+	(void)si;
+	if (ip >= (uintptr_t)xsc__cp_begin && ip < (uintptr_t)xsc__cp_end &&
+	    atomic_load_explicit((_Atomic int *)g[REG_RBX], memory_order_relaxed))
+		g[REG_RIP] = (greg_t)(uintptr_t)xsc__cp_cancel;
+}
+
+static void loop(struct wthread *t)
+{
+	struct xsc_workers *w = t->w;
+
+	/* read by a canceller only after it has seen a run of ours */
+	t->tid = (int)xsc__sys0(SYS_gettid);
 	while (!atomic_load(&w->stop)) {
 		int id = pop(w);
 		if (id >= 0) {
 			atomic_fetch_sub(&w->idle, 1);
-			run(w, id, tid);
+			run(t, id);
 			atomic_fetch_add(&w->idle, 1);
 			continue;
 		}
@@ -176,20 +293,22 @@ static void loop(struct xsc_workers *w)
 
 static void *pthread_main(void *arg)
 {
-	struct xsc_workers *w = arg;
+	struct wthread *t = arg;
+	struct xsc_workers *w = t->w;
 	sigset_t set;
 
 	sigfillset(&set);
 	if (w->cancel_sig)
 		sigdelset(&set, XSC_CANCEL_SIGNAL);
 	pthread_sigmask(SIG_SETMASK, &set, NULL);	/* keeps glibc's own */
-	loop(w);
+	loop(t);
 	return NULL;
 }
 
 static void raw_main(void *arg)
 {
-	struct xsc_workers *w = arg;
+	struct wthread *t = arg;
+	struct xsc_workers *w = t->w;
 	uint64_t mask = ~0ULL;
 
 	if (w->cancel_sig)
@@ -200,7 +319,7 @@ static void raw_main(void *arg)
 		cpus[w->x->cfg.syscall_cpu / 64] = 1ULL << (w->x->cfg.syscall_cpu % 64);
 		xsc__sys3(SYS_sched_setaffinity, 0, sizeof(cpus), cpus);
 	}
-	loop(w);
+	loop(t);
 }
 
 /* A raw clone: [16 KiB TLS | guard page | 64 KiB stack].  The thread
@@ -209,7 +328,7 @@ static void raw_main(void *arg)
  * pointer guard) with the self pointers redirected, so stack-protector
  * checks read the canary; the area below it catches a stray errno store
  * instead of letting it hit another thread's TLS. */
-static int raw_spawn(struct xsc_workers *w, union wthread *t)
+static int raw_spawn(struct wthread *t)
 {
 	long m = xsc__sys6(SYS_mmap, 0, RAW_MAP, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -230,7 +349,7 @@ static int raw_spawn(struct xsc_workers *w, union wthread *t)
 				CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
 				CLONE_CHILD_CLEARTID,
 				t->raw.map + RAW_MAP, NULL, (int *)&t->raw.ctid,
-				(unsigned long)tcb, raw_main, w);
+				(unsigned long)tcb, raw_main, t);
 	if (ret < 0) {
 		xsc__sys2(SYS_munmap, t->raw.map, RAW_MAP);
 		t->raw.map = NULL;
@@ -240,7 +359,7 @@ static int raw_spawn(struct xsc_workers *w, union wthread *t)
 }
 
 /* Waits until the kernel has let go of t's stack, then unmaps it. */
-static void raw_join(union wthread *t)
+static void raw_join(struct wthread *t)
 {
 	int c;
 
@@ -250,8 +369,9 @@ static void raw_join(union wthread *t)
 	t->raw.map = NULL;
 }
 
-static int pthread_spawn(struct xsc_workers *w, pthread_t *th)
+static int pthread_spawn(struct wthread *t)
 {
+	struct xsc_workers *w = t->w;
 	pthread_attr_t attr;
 	int ret;
 
@@ -263,7 +383,7 @@ static int pthread_spawn(struct xsc_workers *w, pthread_t *th)
 		CPU_SET(w->x->cfg.syscall_cpu, &cpus);
 		pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
 	}
-	ret = -pthread_create(th, &attr, pthread_main, w);
+	ret = -pthread_create(&t->th, &attr, pthread_main, t);
 	pthread_attr_destroy(&attr);
 	return ret;
 }
@@ -271,6 +391,7 @@ static int pthread_spawn(struct xsc_workers *w, pthread_t *th)
 static int spawn(struct xsc_workers *w)
 {
 	struct xsc *x = w->x;
+	struct wthread *t;
 	int ret;
 
 	if (w->nthreads >= (int)x->cfg.max_workers || w->nthreads >= MAX_WORKERS) {
@@ -280,9 +401,11 @@ static int spawn(struct xsc_workers *w)
 				 w->nthreads);
 		return -EAGAIN;
 	}
+	t = &w->t[w->nthreads];
+	t->w = w;
+	t->k = w->nthreads;
 	atomic_fetch_add(&w->idle, 1);	/* before it can take work */
-	ret = w->raw ? raw_spawn(w, &w->t[w->nthreads])
-		     : pthread_spawn(w, &w->t[w->nthreads].th);
+	ret = w->raw ? raw_spawn(t) : pthread_spawn(t);
 	if (ret) {
 		atomic_fetch_sub(&w->idle, 1);
 		return ret;
@@ -297,10 +420,12 @@ static void install_cancel_signal(struct xsc_workers *w)
 	struct sigaction sa, old;
 
 	if (sigaction(XSC_CANCEL_SIGNAL, NULL, &old) == 0 &&
-	    old.sa_handler != SIG_DFL && old.sa_handler != on_cancel)
+	    old.sa_handler != SIG_DFL && old.sa_sigaction != on_cancel)
 		return;	/* the program uses it: no signal-based cancel */
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_cancel;	/* no SA_RESTART: interrupt the call */
+	sa.sa_sigaction = on_cancel;
+	/* the interrupted context; no SA_RESTART: interrupt the call */
+	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	w->cancel_sig = sigaction(XSC_CANCEL_SIGNAL, &sa, NULL) == 0;
 }
@@ -322,6 +447,7 @@ int xsc__workers_start(struct xsc *x)
 	w->x = x;
 	w->cap = x->n;
 	w->raw = xsc__raw_workers;
+	w->pid = (int)xsc__sys0(SYS_getpid);
 	atomic_init(&w->cstack, -1);
 	install_cancel_signal(w);
 	x->wk = w;
@@ -435,17 +561,38 @@ int xsc__worker_wait(struct xsc *x, uint32_t seen, int64_t timeout_ns)
 	return ret == -EINTR ? -EINTR : 0;
 }
 
+/* Owner.  See "Cancel" at the top of this file. */
 int xsc__worker_cancel(struct xsc *x, int id)
 {
 	struct xsc_workers *w = x->wk;
 	struct xsc_slot *s = slot_of(x, id);
-	int tid;
+	uint32_t me = RUN(id), v;
+	struct wthread *t;
+	long r;
+	int k;
 
+	/* seq_cst, before the loads: the canceller's side of the Dekker
+	 * handshake with run() (its store of t->run, then the stub's test) */
 	atomic_store(&s->canceled, 1);
-	tid = atomic_load(&s->worker);
-	if (tid && w->cancel_sig) {
-		xsc__sys3(SYS_tgkill, getpid(), tid, XSC_CANCEL_SIGNAL);
-		x->st.crossings++;
-	}
-	return tid && !w->cancel_sig ? -ENOTSUP : 0;
+	k = atomic_load(&s->worker) - 1;
+	if (k < 0)
+		return 0;	/* not started (the stub will see the flag) or over */
+	t = &w->t[k];
+	v = atomic_load(&t->run);
+	if ((v & ~R_BITS) != me)
+		return 0;	/* not started on k yet (ditto) or over */
+	if (!w->cancel_sig)
+		return -ENOTSUP;
+	/* Claim the run (again, if an earlier signal was sent: xsc_close
+	 * repeats itself).  Fails only if the thread has left the entry; from
+	 * here on it does not leave before our signal has landed. */
+	if (!atomic_compare_exchange_strong(&t->run, &v, me | R_CLAIM))
+		return 0;
+	r = xsc__sys3(SYS_tgkill, w->pid, t->tid, XSC_CANCEL_SIGNAL);
+	/* queued (or refused: then nothing is pending, and the thread's
+	 * delivering call in leave() finds nothing) */
+	atomic_fetch_or(&t->run, R_SENT);	/* pairs with leave()'s CAS */
+	futex(&t->run, FUTEX_WAKE, 1);	/* leave() may sleep on it */
+	x->st.crossings += 2;
+	return r < 0 ? (int)r : 0;
 }
