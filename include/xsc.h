@@ -425,7 +425,10 @@ static inline void xsc_mc_fwd(struct xsc_mc *c, int i, long ref)
 }
 
 enum xsc_mc_path {
-	XSC_MC_AUTO = 0,	/* uring when it saves crossings, else by route */
+	XSC_MC_AUTO = 0,	/* auto handle: uring or inline, whichever is
+				   expected to finish first (measured model);
+				   forced backend: uring when it saves
+				   crossings, else by route */
 	XSC_MC_URING = 1,
 	XSC_MC_WORKER = 2,
 	XSC_MC_INLINE = 3,

@@ -12,12 +12,15 @@
  * Three executors produce the results; mc_settle() applies the rules to
  * each result in order, the same code for all of them:
  *   uring   multicall_uring.c: linked SQEs, one io_uring_enter per run of
- *           calls io_uring can express; chosen when it saves crossings
+ *           calls io_uring can express
  *   worker  the whole chain as ONE entry (pseudo number XSC_NR_MC) on a
  *           syscall thread, which runs the plain calls: one hand-off
  *   inline  the plain calls in the caller's thread
- * The choice follows the handle's routes (XSC_BACKEND=worker gives the
- * worker path, =inline the inline path) unless the caller asks for one.
+ * Unless the caller asks for a path: on an auto handle the one expected
+ * to take the least time (multicall_cost.c), uring or inline; on a handle
+ * whose backend is forced, that backend's (XSC_BACKEND=worker gives the
+ * worker path, =inline the inline path, =uring/sqpoll the ring when it
+ * saves crossings).
  */
 #include "multicall.h"
 
@@ -397,12 +400,59 @@ static struct scan scan_routes(const struct mc_run *r)
 	return s;
 }
 
+/* AUTO on an auto handle chooses by expected time; on a handle whose
+ * backend is forced it follows that backend. */
+static bool by_time(const struct mc_run *r, int want)
+{
+	return want == XSC_MC_AUTO && r->x->cfg.backend == XSC_BACKEND_AUTO;
+}
+
+/* Whether the ring is expected to run the chain sooner than plain calls
+ * (the model: multicall_cost.c).  A loop is costed over the iterations
+ * one submission carries once the unrolling has grown (the loop is
+ * assumed to run that long if its bound allows: loops are for long runs);
+ * its one-time costs are charged to those iterations. */
+static bool uring_faster(const struct mc_run *r, const struct mc_cost *c)
+{
+	const struct mc_model *m = xsc__mc_model(r->x);
+	uint64_t body = r->le - r->lf, once = r->n - body, k = 1;
+	uint64_t calls, enters, tu, ti;
+
+	if (r->loop) {
+		k = (MC_SQES - once) / body;
+		k = k > r->max ? r->max : k ? k : 1;
+	}
+	calls = once + k * body;
+	/* an epilogue comes after the loop's end, a link break: one more */
+	enters = 1 + c->stops[SEG_PRO] + k * c->stops[SEG_BODY] + c->stops[SEG_EPI] +
+		 (r->loop && r->le < r->n);
+	tu = enters * m->tenter + c->sync * m->tsys + calls * m->top;
+	ti = calls * m->tsys;
+	return tu < ti;
+}
+
+/* The path when the ring does not run the chain.  By time the worker
+ * path is the inline one plus a hand-off, so never; by the routes it is
+ * taken when a call routes to the syscall threads. */
+static int other_path(struct mc_run *r, int want, bool worker_routes)
+{
+	if (want == XSC_MC_INLINE || by_time(r, want))
+		return XSC_MC_INLINE;
+	if (want != XSC_MC_WORKER && !worker_routes)
+		return XSC_MC_INLINE;
+	if (r->x->cfg.done_cb) {
+		r->why = "done_cb set: the chain entry would go to the callback";
+		return XSC_MC_INLINE;
+	}
+	return XSC_MC_WORKER;
+}
+
 static int choose(struct mc_run *r, int want)
 {
 	struct scan s = scan_routes(r);
+	struct mc_cost cost = { 0 };
 	const char *uwhy = NULL;
-	unsigned cost = 0;
-	bool uok;
+	bool uok, take;
 
 	if (s.thread) {
 		r->why = "a call depends on the calling thread";
@@ -410,18 +460,21 @@ static int choose(struct mc_run *r, int want)
 	}
 	uok = want != XSC_MC_WORKER && want != XSC_MC_INLINE &&
 	      xsc__mc_uring_ok(r, &cost, &uwhy);
-	if (uok && (want == XSC_MC_URING || r->loop || cost + 1 < r->n)) {
+	if (!uok || want == XSC_MC_URING)
+		take = uok;
+	else if (by_time(r, want))
+		take = uring_faster(r, &cost);
+	else	/* fewer crossings: the classification and the enters */
+		take = r->loop || cost.sync + cost.stops[SEG_PRO] +
+			cost.stops[SEG_BODY] + cost.stops[SEG_EPI] + 1 < r->n;
+	if (take) {
 		r->why = path_why[XSC_MC_URING];
 		return XSC_MC_URING;
 	}
-	r->why = uok ? "io_uring would not save crossings" : uwhy;
-	if (want == XSC_MC_INLINE || (want != XSC_MC_WORKER && !s.worker))
-		return XSC_MC_INLINE;
-	if (r->x->cfg.done_cb) {
-		r->why = "done_cb set: the chain entry would go to the callback";
-		return XSC_MC_INLINE;
-	}
-	return XSC_MC_WORKER;
+	r->why = !uok ? uwhy : by_time(r, want) ?
+		 "plain calls: expected to take less time than io_uring" :
+		 "io_uring would not save crossings";
+	return other_path(r, want, s.worker);
 }
 
 /* ---- the entry points ------------------------------------------------- */
@@ -457,8 +510,7 @@ static int run(struct mc_run *r, int want, struct xsc_mc_report *rep)
 		/* declined before running anything, or the ring was lost
 		 * mid-chain: the rest goes on from r->next */
 		if (!r->stopped)
-			path = scan_routes(r).worker && !r->x->cfg.done_cb ?
-			       XSC_MC_WORKER : XSC_MC_INLINE;
+			path = other_path(r, want, scan_routes(r).worker);
 	}
 	if (path == XSC_MC_WORKER && run_worker(r) < 0)
 		path = XSC_MC_INLINE;

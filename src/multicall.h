@@ -77,10 +77,33 @@ bool mc_is_rw(long nr);
 int mc_private_src(const struct mc_run *r, unsigned i, int arg);
 
 /* io_uring executor (multicall_uring.c) */
-/* Whether the chain can run on the ring; sets *why if not, and *cost to
- * the crossings it expects to pay besides the enters. */
-bool xsc__mc_uring_ok(struct mc_run *r, unsigned *cost, const char **why);
+#define MC_SQES 256	/* SQEs per submission */
+
+/* What running the chain on the ring will cost besides one enter and
+ * one request per call. */
+struct mc_cost {
+	unsigned sync;		/* plain calls (fd classification) */
+	unsigned stops[3];	/* references io_uring cannot carry, per part
+				   (SEG_PRO, SEG_BODY, SEG_EPI): an enter each */
+};
+/* Whether the chain can run on the ring; sets *why if not, and *cost. */
+bool xsc__mc_uring_ok(struct mc_run *r, struct mc_cost *cost, const char **why);
 /* Runs the chain to the end on the ring (crossings counted in x->st). */
 void xsc__mc_uring_run(struct mc_run *r);
 void xsc__mc_uring_free(struct xsc *x);
+/* Whether no chain of this thread has requests on a ring. */
+bool xsc__mc_uring_idle(void);
+
+/* The time model of the AUTO path (multicall_cost.c), in ns. */
+struct mc_model {
+	unsigned tsys;		/* one null system call */
+	unsigned tenter;	/* one io_uring_enter that submits and waits */
+	unsigned top;		/* io_uring's own work per request */
+};
+/* The model of this process: measured once, on first use, on x's ring
+ * if it is idle (else documented constants for this once). */
+const struct mc_model *xsc__mc_model(struct xsc *x);
+/* Replaces it (tests; NULL: measure again on next use).  Not while
+ * another thread may be choosing a path. */
+void xsc__mc_model_set(const struct mc_model *m);
 #endif

@@ -54,7 +54,7 @@
 
 #include "rawsys.h"
 
-#define CAP 256			/* SQEs per submission */
+#define CAP MC_SQES		/* SQEs per submission */
 #define NCLS 16			/* fds classified per run */
 #define OP_FIXED_FD_INSTALL 54	/* 6.8 */
 #define FIXED_FD_NO_CLOEXEC 1u
@@ -121,6 +121,11 @@ void xsc__mc_uring_free(struct xsc *x)
 	x->mc = NULL;
 }
 
+bool xsc__mc_uring_idle(void)
+{
+	return !cur;
+}
+
 /* ---- is the chain worth the ring? ------------------------------------ */
 
 /* A reference io_uring can carry without waiting for its producer. */
@@ -177,7 +182,7 @@ static bool private_quiet(const struct mc_run *r, unsigned k)
 	return true;
 }
 
-bool xsc__mc_uring_ok(struct mc_run *r, unsigned *cost, const char **why)
+bool xsc__mc_uring_ok(struct mc_run *r, struct mc_cost *cost, const char **why)
 {
 	struct xsc *x = r->x;
 	struct mc_state *st = state(x);
@@ -186,7 +191,8 @@ bool xsc__mc_uring_ok(struct mc_run *r, unsigned *cost, const char **why)
 		*why = "no io_uring ring on this handle";
 		return false;
 	}
-	*cost = fd_cost(r);
+	memset(cost, 0, sizeof(*cost));
+	cost->sync = fd_cost(r);
 	for (unsigned i = 0; i < r->n; i++) {
 		const struct xsc_mc *c = &r->c[i];
 		int op = opcode(c->nr);
@@ -208,7 +214,7 @@ bool xsc__mc_uring_ok(struct mc_run *r, unsigned *cost, const char **why)
 		}
 		for (int b = 0; b < 6; b++)
 			if ((c->fwd >> b & 1) && !speculable(r, i, b))
-				(*cost)++;	/* one more enter */
+				cost->stops[mc_seg(r, i)]++;	/* one more enter */
 	}
 	return true;
 }

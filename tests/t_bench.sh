@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # t_bench: every `xsc bench` experiment of issue 7 (and null, switch) in
 # --quick mode: exit 0, a complete CSV with the expected header and data
-# rows, no NaN/inf, no negative times, ratios within sane bounds (never a
-# speed assertion), the PNG when gnuplot is installed; `xsc bench all`
-# writes REPORT.md; an unknown experiment exits 2 and lists valid names.
+# rows, no NaN/inf, times present and positive, derived columns (ratios,
+# savings, slowdowns) consistent with the columns they come from,
+# crossings as expected, the PNG when gnuplot is installed; `xsc bench
+# all` writes REPORT.md; an unknown experiment exits 2 and lists valid
+# names.  Never a bound on how fast one strategy is against another: a
+# correct program crosses any such bound on some machine (issue 15: a
+# -1000 % bound on bench copy failed 2 runs in 3 where syscalls cost 45 ns).
 # xsc-test: timeout=240
 set -u
 x=$(cd "$1" && pwd)/xsc
@@ -34,18 +38,27 @@ run() {
 	echo "ok $name ($((SECONDS - t0))s)"
 }
 
+# Awk helpers for the conditions: near(a, b, tol) is |a - b| <= tol.
+awk_fn='function near(a, b, tol) { return a - b <= tol && b - a <= tol }'
+
 # check NAME AWK-CONDITION MESSAGE: every data row must satisfy the condition.
 check() {
-	awk -F, -v msg="$1: $3" 'NR > 1 && !('"$2"') { print "FAIL: " msg ": " $0; bad = 1 }
+	awk -F, -v msg="$1: $3" "$awk_fn"'
+		NR > 1 && !('"$2"') { print "FAIL: " msg ": " $0; bad = 1 }
 		END { exit bad }' "$d/r/$1.csv" || exit 1
 }
 
 run null "batch,sync,inline,worker-same,worker-other,uring,raw-uring,sqpoll-same,sqpoll-other,uring-crossings-per-call" 1
-check null '$2 > 0 && ($6 == "" || ($6 > 0 && $6 / $2 > 0.02 && $6 / $2 < 200)) && $10 >= 0 && $10 <= 4' \
-	"times positive, uring/sync within 0.02..200, crossings 0..4"
+# one io_uring_enter per flushed batch of NOPs: 1/batch crossings per call
+# (printed to 4 places); an executor this machine lacks has no time
+check null '$2 > 0 && ($3 == "" || $3 > 0) && ($4 == "" || $4 > 0) && ($5 == "" || $5 > 0) &&
+	($6 == "" || $6 > 0) && ($7 == "" || $7 > 0) && ($8 == "" || $8 > 0) && ($9 == "" || $9 > 0) &&
+	($6 == "" || near($10 * $1, 1, 0.02))' \
+	"times positive, one crossing per uring batch"
 
 run switch "bench,switches,runs,xsc_ns,ucontext_ns,ratio" 0
-check switch '$4 > 0 && $5 > 0 && $6 > 0.2 && $6 < 10000' "times positive, ratio sane"
+check switch '$4 > 0 && $5 > 0 && near($6, $5 / $4, 0.005 + 0.001 * $6)' \
+	"times positive, ratio = ucontext/xsc"
 
 run mode-switch "probe,loop_ticks,loop_ns,single_ticks,single_ns,tsc_mhz" 1
 check mode-switch '$2 > 0 && $3 > 0 && $4 >= 0 && $5 >= 0 && $6 > 100 && $6 < 20000' \
@@ -55,18 +68,19 @@ awk -F, '$1 == "getppid" { s = $2 } $1 == "proc" { p = $2 }
 	fail "mode-switch: getppid/proc ratio out of bounds"
 
 run read-cost "file,fs,sync_ticks,xsc_uring_ticks,raw_uring_ticks,sync_ns,xsc_uring_ns,raw_uring_ns,xsc_over_sync,raw_over_sync,paper_user_ticks,paper_kernel_ticks" 1
-check read-cost '$3 > 0 && $4 > 0 && $5 > 0 && $6 > 0 && $7 > 0 && $8 > 0 && $9 > 0.02 && $9 < 1000 && $10 > 0.02 && $10 < 1000' \
-	"times positive, ratios 0.02..1000"
+check read-cost '$3 > 0 && $4 > 0 && $5 > 0 && $6 > 0 && $7 > 0 && $8 > 0 &&
+	near($9, $4 / $3, 0.001 + 0.002 * $9) && near($10, $5 / $3, 0.001 + 0.002 * $10)' \
+	"times positive, ratios = xsc/sync and raw/sync"
 grep -q '^/dev/null,' "$d/r/read-cost.csv" || fail "read-cost: no /dev/null row"
 
 run pollution "k_insn,units,call,config,work_ns,base_work_ns,user_slowdown_pct,other_ns_per_call,whole_run_slowdown_pct,crossings_per_call" 1
-check pollution '$1 >= 500 && $5 > 0 && $6 > 0 && $7 > -90 && $7 < 10000 && $8 >= 0 && $10 >= 0 && $10 <= 10' \
-	"times non-negative, slowdown -90..10000%, crossings 0..10"
+check pollution '$1 >= 500 && $5 > 0 && $6 > 0 && near($7, 100 * ($5 / $6 - 1), 0.05 + 0.1 * $5 / $6) &&
+	$8 >= 0 && $10 >= 0 && $10 <= 10 && ($4 != "sync" || $10 == 1)' \
+	"times positive, slowdown = work/base - 1, crossings 0..10 (sync: 1)"
 grep -q ',pwrite,sync,' "$d/r/pollution.csv" || fail "pollution: no pwrite sync rows"
 
 run wsc-model "quantity,variant,ns,ticks" 0
-check wsc-model '($3 == "" || $3 >= 0) && ($4 == "" || $4 >= 0) && ($1 != "M" || $3 == "" || $3 < 1e6)' \
-	"times non-negative, M finite"
+check wsc-model '($3 == "" || $3 >= 0) && ($4 == "" || $4 >= 0)' "times and M non-negative"
 for q in Tsys Tgen Tsched Tsync Treq; do
 	grep -q "^$q," "$d/r/wsc-model.csv" || fail "wsc-model: no $q row"
 done
@@ -92,20 +106,26 @@ acheck() {
 	[ -f "$csv" ] || fail "all: no $1.csv"
 	[ "$(head -n 1 "$csv")" = "$2" ] || fail "$1: header '$(head -n 1 "$csv")'"
 	! tail -n +2 "$csv" | grep -qiE '(^|,)[-+]?(nan|inf)' || fail "$1: NaN or inf in $csv"
-	awk -F, -v msg="$1: $4" -v min="${5:-1}" 'NR > 1 { n++; if (!('"$3"')) { print "FAIL: " msg ": " $0; bad = 1 } }
+	awk -F, -v msg="$1: $4" -v min="${5:-1}" "$awk_fn"'
+		NR > 1 { n++; if (!('"$3"')) { print "FAIL: " msg ": " $0; bad = 1 } }
 		END { if (n < min) { print "FAIL: " msg ": " n " rows, want " min; bad = 1 } exit bad }' "$csv" || exit 1
 	echo "ok $1"
 }
 {
 	# Table 3: three files; every strategy's time positive; crossings per
-	# block: plain ~2 (read + write), the looped chain strictly fewer.
+	# block: plain ~2 (read + write); the looped chains (on the ring, on
+	# a syscall thread) strictly fewer; a chain per block, on whatever
+	# path AUTO takes, no more than plain (inline it makes the same calls).
 	acheck copy_table3 "file,bytes,plain_ns,mc_ns,looped_ns,looped_worker_ns,cfr_ns,cp_ns,plain_xpb,mc_xpb,looped_xpb,looped_worker_xpb,cfr_xpb,cp_xpb" \
-		'$2 > 0 && $3 > 0 && $4 > 0 && $5 > 0 && $6 > 0 && $7 > 0 && $8 > 0 && $9 >= 1.9 && $9 <= 2.6 && $11 < $9 && $10 >= 0' \
-		"times positive, plain ~2 crossings/block, looped fewer" 3
-	# Figure 8: block sizes 512..16384, savings are percentages (may be negative).
+		'$2 > 0 && $3 > 0 && $4 > 0 && $5 > 0 && $6 > 0 && $7 > 0 && $8 > 0 && $9 >= 1.9 && $9 <= 2.6 &&
+		 $11 < $9 && $12 < $9 && $10 > 0 && $10 <= $9 + 0.1' \
+		"times positive, plain ~2 crossings/block, looped fewer, a chain per block no more" 3
+	# Figure 8: block sizes 512..16384; savings = 1 - time/plain, whatever
+	# their sign and size.
 	acheck copy_fig8 "block,plain_ns,mc_ns,looped_ns,looped_worker_ns,cfr_ns,mc_saving,looped_saving" \
-		'$1 >= 512 && $1 <= 16384 && $2 > 0 && $3 > 0 && $4 > 0 && $5 > 0 && $6 > 0 && $7 > -1000 && $7 < 100 && $8 > -1000 && $8 < 100' \
-		"times positive, savings -1000..100%" 6
+		'$1 >= 512 && $1 <= 16384 && $2 > 0 && $3 > 0 && $4 > 0 && $5 > 0 && $6 > 0 &&
+		 near($7, 100 * (1 - $3 / $2), 0.02) && near($8, 100 * (1 - $4 / $2), 0.02)' \
+		"times positive, savings = 1 - time/plain" 6
 	# WSC Table 3: the five variants plus copy_file_range and cp; the WSC
 	# variants must cross less often than NORMAL (that is what they are).
 	acheck copy_wsc "portion,ns,crossings" '$2 > 0 && $3 >= 0' "times positive, crossings non-negative" 7
@@ -118,8 +138,8 @@ if command -v wrk >/dev/null; then
 	# hand-written io_uring loop are always measured (req/s columns 2/3/7,
 	# p50 8/9, p99 14/15, cpu 20/21/25); p50 <= p99.
 	acheck http "concurrency,httpd-nptl req/s,httpd-xsc req/s,httpd-xsc-sq req/s,nginx req/s,httpd-nptl+xsc-run req/s,httpd-uring req/s,httpd-nptl p50 us,httpd-xsc p50 us,httpd-xsc-sq p50 us,nginx p50 us,httpd-nptl+xsc-run p50 us,httpd-uring p50 us,httpd-nptl p99 us,httpd-xsc p99 us,httpd-xsc-sq p99 us,nginx p99 us,httpd-nptl+xsc-run p99 us,httpd-uring p99 us,httpd-nptl cpu us/req,httpd-xsc cpu us/req,httpd-xsc-sq cpu us/req,nginx cpu us/req,httpd-nptl+xsc-run cpu us/req,httpd-uring cpu us/req" \
-		'$1 > 0 && $2 > 0 && $3 > 0 && $7 > 0 && $20 > 0 && $21 > 0 && $25 > 0 && $8 <= $14 && $9 <= $15 && $21 / $20 < 50 && $20 / $21 < 50' \
-		"nptl, xsc and uring loop measured, p50 <= p99, CPU ratio sane" 2
+		'$1 > 0 && $2 > 0 && $3 > 0 && $7 > 0 && $20 > 0 && $21 > 0 && $25 > 0 && $8 <= $14 && $9 <= $15' \
+		"nptl, xsc and uring loop measured, p50 <= p99" 2
 	acheck sensitivity "entries,req/s,p99 us,cpu us/req" '$1 >= 64 && $1 <= 1024 && $2 > 0 && $3 > 0 && $4 > 0' \
 		"entries 64..1024, values positive" 2
 else
@@ -133,7 +153,7 @@ if command -v wrk >/dev/null && [ -f "$(dirname "$x")/libxsc-preload.so" ]; then
 	[ -f "$csv" ] || { cat "$d/all/transparent.err" 2>/dev/null | tail -5; fail "transparent: no CSV"; }
 	head -n 1 "$csv" | grep -q 'httpd-nptl+xsc-run cpu us/req' || fail "transparent: header"
 	# columns: conc, then 6 servers x (req/s, p50, p99, cpu); nptl = 1st, xsc-run = 5th
-	awk -F, 'NR > 1 { n++; if (!($2 > 0 && $6 > 0 && $20 > 0 && $24 > 0 && $24 / $20 < 50)) bad = 1 }
+	awk -F, 'NR > 1 { n++; if (!($2 > 0 && $6 > 0 && $20 > 0 && $24 > 0)) bad = 1 }
 		END { exit bad || n < 2 }' "$csv" || fail "transparent: values out of bounds: $(cat "$csv")"
 	echo "ok transparent"
 else

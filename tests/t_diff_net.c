@@ -6,6 +6,7 @@
  * xsc-test: timeout=120 */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -313,6 +314,46 @@ static void c_send_recv(void)
 	close(f);
 }
 
+/* The second part of a message, 50 ms after the receiver started. */
+static void *late_part(void *fd)
+{
+	usleep(50000);
+	CHECK_EQ(send(*(int *)fd, "world", 5, 0), 5);
+	return NULL;
+}
+
+/* MSG_WAITALL on a blocking socket waits for the whole length: the first
+ * part is there when the call starts, the second comes from another
+ * thread.  (io_uring's non-blocking first try would return the first
+ * part alone: xsc declines MSG_WAITALL to the synchronous call.) */
+static void c_waitall(void)
+{
+	char b[16] = { 0 };
+	struct iovec iov = { b, 10 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int c, s, p[2];
+	pthread_t t;
+
+	tcp_pair(&c, &s);
+	CHECK_EQ(send(c, "hello", 5, 0), 5);
+	usleep(1000);
+	CHECK_EQ(pthread_create(&t, NULL, late_part, &c), 0);
+	R("recv MSG_WAITALL, two parts", SYS_recvfrom, s, b, 10, MSG_WAITALL, NULL, NULL);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	rec_b("data", b, 10);
+	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, p), 0);
+	memset(b, 0, sizeof(b));
+	CHECK_EQ(send(p[1], "hello", 5, 0), 5);
+	CHECK_EQ(pthread_create(&t, NULL, late_part, &p[1]), 0);
+	R("recvmsg MSG_WAITALL, two parts", SYS_recvmsg, p[0], &m, MSG_WAITALL);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	rec_b("data", b, 10);
+	close(c);
+	close(s);
+	close(p[0]);
+	close(p[1]);
+}
+
 static void c_msg(void)
 {
 	char b1[4], b2[8], ctl[CMSG_SPACE(sizeof(int))], small[CMSG_SPACE(0)];
@@ -455,6 +496,7 @@ int main(void)
 	CASE(c_connect);
 	CASE(c_accept);
 	CASE(c_send_recv);
+	CASE(c_waitall);
 	CASE(c_msg);
 	CASE(c_shutdown);
 	diff_finish(us, sizeof(us) / sizeof(us[0]), NULL, 0);

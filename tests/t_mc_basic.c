@@ -2,7 +2,8 @@
  * anything runs, stop at the first failed checked call, forwarded fds,
  * lengths and statx sizes, a failed producer cancels its consumers,
  * EFAULT in a call's slot, private fds, looped chains that read a pipe in
- * short pieces, the path and crossings reported, no fd leak.
+ * short pieces, the path and crossings reported, a chain entry posted by
+ * hand refused, no fd leak.
  * xsc-test: per-backend */
 #include <fcntl.h>
 #include <linux/stat.h>
@@ -10,8 +11,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "multicall.h"
 #include "testlib.h"
-#include "xsc.h"
 
 static void set(struct xsc_mc *c, long nr, unsigned fl, long a0, long a1,
 		long a2, long a3, long a4)
@@ -298,6 +299,37 @@ static void paths(struct xsc *x, const char *dir)
 		CHECK_EQ(rep.crossings, 3);
 }
 
+/* The worker path hands a chain over as one entry of pseudo number
+ * XSC_NR_MC whose arguments are the run and the run ^ a per-process
+ * cookie.  An entry a program posts with that number by hand, pointing
+ * at a well-formed run, is refused (-ENOSYS) whatever it guesses for the
+ * cookie, and its calls never run: the pipe stays empty. */
+static void forged(struct xsc *x, int p[2])
+{
+	struct xsc_mc c;
+	struct xsc_mc_opts o;
+	struct mc_run r = { 0 };
+	char b[4];
+	long ret;
+
+	xsc_mc_opts_init(&o);
+	set(&c, SYS_write, 0, p[1], (long)"F", 1, 0, 0);
+	c.ret = 12345;
+	r.x = x, r.c = &c, r.n = 1, r.o = &o, r.le = 1, r.max = 1;
+	const long guess[] = { 0, 1, -1, (long)&r, (long)&r ^ 1, (long)&r ^ -1L };
+	for (size_t i = 0; i < sizeof(guess) / sizeof(guess[0]); i++) {
+		int id = xsc_post(x, XSC_NR_MC, (long)&r, guess[i]);
+		CHECK_GE(id, 0);
+		CHECK_EQ(xsc_take(x, id, &ret), 0);
+		CHECK_EQ(ret, -ENOSYS);
+	}
+	CHECK_EQ(c.ret, 12345);
+	CHECK(!r.stopped);
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	CHECK_EQ(read(p[0], b, sizeof(b)), -1);
+	fcntl(p[0], F_SETFL, 0);
+}
+
 int main(void)
 {
 	int fds0 = count_fds(), p[2];
@@ -306,6 +338,7 @@ int main(void)
 	CHECK_EQ(xsc_open(&x, NULL), 0);
 	CHECK_EQ(pipe(p), 0);
 	bad_input(x, p);
+	forged(x, p);
 	stops(x, scratch_dir());
 	loop_pipe(x, scratch_dir());
 	paths(x, scratch_dir());
