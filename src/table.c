@@ -133,8 +133,7 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 	      xsc__prep_waitid, NULL, "; rusage: fallback"),
 
 	/* ---- no io_uring form: syscall threads or inline ----------------- */
-	ROW(getppid, 0, 0, ""), ROW(getpid, 0, 0, ""), ROW(getuid, 0, 0, ""),
-	ROW(geteuid, 0, 0, ""), ROW(getgid, 0, 0, ""), ROW(getegid, 0, 0, ""),
+	ROW(getppid, 0, 0, ""), ROW(getpid, 0, 0, ""),
 	ROW(getpgrp, 0, 0, ""), ROW(getpgid, 1, 0, "pid"), ROW(getsid, 1, 0, "pid"),
 	ROW(umask, 1, 0, "mode"), ROW(uname, 1, 0, "out"), ROW(sysinfo, 1, 0, "out"),
 	ROW(mmap, 6, 0, "addr,len,prot,flags,fd,off"), ROW(munmap, 2, 0, "addr,len"),
@@ -147,7 +146,7 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 	ROW(eventfd2, 2, 0, "count,flags"), ROW(epoll_create1, 1, 0, "flags"),
 	ROW(memfd_create, 2, 0, "name,flags"), ROW(kill, 2, 0, "pid,sig"),
 	ROW(tgkill, 3, 0, "tgid,tid,sig"), ROW(prlimit64, 4, 0, "pid,res,in,out"),
-	ROW(getrandom, 3, 0, "out,len,flags"), ROW(clock_getres, 2, 0, "clock,out"),
+	ROW(getrandom, 3, 0, "out,len,flags"),
 	ROW(gettimeofday, 2, 0, "out,out"), ROW(time, 1, 0, "out"),
 	ROW(getdents64, 3, B, "fd,out,len"), ROW(ioctl, 3, B, "fd,req,arg"),
 	ROW(fcntl, 3, B, "fd,cmd,arg"), ROW(epoll_wait, 4, B, "epfd,out,n,ms"),
@@ -186,6 +185,29 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 	ROW(ioprio_set, 3, T, "which,who,prio"), ROW(ioprio_get, 2, T, "which,who"),
 	ROW(getrusage, 2, T, "who,out"), ROW(clock_gettime, 2, T, "clock,out"),
 	ROW(rseq, 4, T, "rseq,len,flags,sig"), ROW(personality, 1, T, "persona"),
+	/* the sandbox of the calling thread (Landlock), its credentials as the
+	 * kernel reads them for this task, its keyrings (thread keyring), its
+	 * memory policy, its I/O port bitmap and protection-key register */
+	ROW(landlock_restrict_self, 2, T, "ruleset_fd,flags"),
+	ROW(getuid, 0, T, ""), ROW(geteuid, 0, T, ""), ROW(getgid, 0, T, ""),
+	ROW(getegid, 0, T, ""), ROW(getresuid, 3, T, "out,out,out"),
+	ROW(getresgid, 3, T, "out,out,out"), ROW(getgroups, 2, T, "n,out"),
+	ROW(keyctl, 5, T, "op,a,b,c,d"), ROW(add_key, 5, T, "type,desc,payload,len,ring"),
+	ROW(request_key, 4, T, "type,desc,info,ring"),
+	ROW(set_mempolicy, 3, T, "mode,nodemask,maxnode"),
+	ROW(get_mempolicy, 5, T, "out,nodemask,maxnode,addr,flags"),
+	ROW(ioperm, 3, T, "from,num,on"), ROW(iopl, 1, T, "level"),
+	ROW(pkey_alloc, 2, T, "flags,rights"),
+	/* measure or signal the calling thread: pid 0 of perf_event_open,
+	 * CLOCK_THREAD_CPUTIME_ID and SIGEV_THREAD_ID timers, thread clocks */
+	ROW(perf_event_open, 5, T, "attr,pid,cpu,group_fd,flags"),
+	ROW(timer_create, 3, T, "clock,sevp,out"), ROW(clock_getres, 2, T, "clock,out"),
+	/* io_uring itself: a single-issuer ring belongs to the task that made
+	 * it, registered ring fds are per task, DEFER_TASKRUN completions run
+	 * in the submitter's enter */
+	ROW(io_uring_setup, 2, T, "entries,params"),
+	ROW(io_uring_enter, 6, T, "fd,to_submit,min_complete,flags,arg,argsz"),
+	ROW(io_uring_register, 4, T, "fd,op,arg,nr"),
 
 	/* ---- never run by xsc: a second thread of control on the caller's
 	 * stack, or a return into a signal frame (-EINVAL everywhere) ---- */

@@ -1,0 +1,108 @@
+/* Calls whose meaning depends on the calling thread run on that thread,
+ * on every executor (src/table.c marks them; a syscall thread would act
+ * on, or measure, itself).  One representative per family, each checked
+ * from the caller's side:
+ *  - perf_event_open(pid 0): a task clock that counts the caller's work;
+ *  - keyctl: the thread keyring created through xsc is the caller's;
+ *  - io_uring_setup(SINGLE_ISSUER): the ring belongs to the caller, whose
+ *    own io_uring_enter on it then succeeds (-EEXIST otherwise);
+ *  - prctl(PR_SET_NAME): the caller's name changes.
+ * xsc-test: per-backend */
+#include <linux/io_uring.h>
+#include <linux/keyctl.h>
+#include <linux/perf_event.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "xsc.h"
+
+static struct xsc *x;
+
+static void perf(void)
+{
+	struct perf_event_attr a;
+	long fd;
+	uint64_t ns = 0;
+	struct timespec t0, t1;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	if (fd < 0) {
+		printf("perf_event_open natively: %s; not checked\n", strerror(errno));
+		return;
+	}
+	close((int)fd);
+	fd = xsc_call(x, SYS_perf_event_open, &a, 0, -1, -1, 0);
+	CHECK_GE(fd, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do	/* 100 ms of the caller's own work */
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	while ((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec < 100000000L);
+	CHECK_EQ(read((int)fd, &ns, sizeof(ns)), sizeof(ns));
+	if (ns < 50000000ULL) {
+		fprintf(stderr, "task clock through xsc counted %llu ns of 100 ms of "
+			"the caller's work: it measures another thread\n",
+			(unsigned long long)ns);
+		exit(1);
+	}
+	close((int)fd);
+}
+
+static void keyring(void)
+{
+	long id = xsc_call(x, SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_THREAD_KEYRING, 1, 0, 0);
+	if (id == -ENOSYS || id == -EACCES || id == -EPERM) {
+		printf("keyctl: %s; not checked\n", strerror((int)-id));
+		return;
+	}
+	CHECK_GE(id, 1);
+	CHECK_EQ(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_THREAD_KEYRING, 0), id);
+}
+
+static void ring(void)
+{
+	struct io_uring_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SINGLE_ISSUER;
+	long fd = xsc_call(x, SYS_io_uring_setup, 4, &p);
+	if (fd < 0) {
+		printf("io_uring_setup: %s; not checked\n", strerror((int)-fd));
+		return;
+	}
+	/* an enter that submits nothing still checks the issuer */
+	long r = syscall(SYS_io_uring_enter, fd, 0, 0, 0, NULL, 0);
+	if (r < 0) {
+		fprintf(stderr, "io_uring_enter on a ring made through xsc: %s\n",
+			strerror(errno));
+		exit(1);
+	}
+	close((int)fd);
+}
+
+static void name(void)
+{
+	char got[32] = { 0 };
+
+	CHECK_EQ(xsc_call(x, SYS_prctl, PR_SET_NAME, "xsc-bound", 0, 0, 0), 0);
+	CHECK_EQ(prctl(PR_GET_NAME, got, 0, 0, 0), 0);
+	CHECK(strcmp(got, "xsc-bound") == 0);
+}
+
+int main(void)
+{
+	CHECK_EQ(xsc_open(&x, NULL), 0);
+	perf();
+	keyring();
+	ring();
+	name();
+	CHECK_EQ(xsc_close(x), 0);
+	printf("ok (%s)\n", test_backend());
+	return 0;
+}
