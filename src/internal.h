@@ -209,6 +209,8 @@ struct xsc {
 	unsigned sq_ready;	/* SQEs prepared, not yet submitted */
 	unsigned sq_head;	/* the kernel's SQ head when last read */
 	struct io_uring ring;
+	uint64_t ring_dev, ring_ino;	/* the ring file's identity (teardown) */
+	bool ring_registered;		/* the ring fd is registered (enter by index) */
 	struct io_uring_probe *probe;
 	struct xsc_probe pr;
 	char reason[160], sq_reason[160];

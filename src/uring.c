@@ -114,8 +114,14 @@ int xsc__uring_setup(struct xsc *x)
 		x->pr.reason = x->reason;
 		return ret;
 	}
-	/* a registered ring fd spares every io_uring_enter an fget/fput */
-	io_uring_register_ring_fd(&x->ring);
+	/* a registered ring fd spares every io_uring_enter an fget/fput, and
+	 * keeps the ring usable if the program closes its fd (close_range) */
+	x->ring_registered = io_uring_register_ring_fd(&x->ring) == 1;
+	struct stat st;
+	if (xsc__sys2(SYS_fstat, x->ring.ring_fd, &st) == 0) {
+		x->ring_dev = st.st_dev;
+		x->ring_ino = st.st_ino;
+	}
 	x->have_ring = true;
 	x->ring_open = true;
 	x->sqpoll = want_sqpoll;
@@ -126,12 +132,38 @@ int xsc__uring_setup(struct xsc *x)
 	return 0;
 }
 
+#define XSC_REGISTER_USE_REGISTERED_RING (1U << 31)	/* 6.3 */
+
+/* The program may have closed the ring's fd (daemons run close_range)
+ * and reused its number: close it only if it is still the ring; else
+ * drop the registered ring through its index, unmap, and close nothing. */
+static void ring_exit(struct xsc *x)
+{
+	struct io_uring *r = &x->ring;
+	struct stat st;
+
+	if (xsc__sys2(SYS_fstat, r->ring_fd, &st) == 0 &&
+	    (uint64_t)st.st_dev == x->ring_dev && (uint64_t)st.st_ino == x->ring_ino) {
+		io_uring_queue_exit(r);
+		return;
+	}
+	if (x->ring_registered) {
+		struct io_uring_rsrc_update up = { .offset = (unsigned)r->enter_ring_fd };
+		xsc__sys4(SYS_io_uring_register, r->enter_ring_fd,
+			  IORING_UNREGISTER_RING_FDS | XSC_REGISTER_USE_REGISTERED_RING,
+			  &up, 1);
+	}
+	/* queue_exit's own unregister and close(-1) then touch nothing */
+	r->ring_fd = -1;
+	io_uring_queue_exit(r);
+}
+
 void xsc__uring_teardown(struct xsc *x)
 {
 	if (x->probe)
 		io_uring_free_probe(x->probe);
 	if (x->ring_open)
-		io_uring_queue_exit(&x->ring);
+		ring_exit(x);
 	x->probe = NULL;
 	x->have_ring = false;
 	x->ring_open = false;
