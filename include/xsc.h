@@ -156,7 +156,9 @@ int xsc_close(struct xsc *x);
 /* Claims a free entry and fills it with the call nr(a0..a5): plain stores,
  * no kernel crossing.  Reads six long arguments like syscall(2); pass
  * only the ones the call takes.  Returns the entry id (>= 0), or
- * -ENOSYS for a number outside 0..1023, or when the pages are full:
+ * -ENOSYS for a number outside 0..1023 (the kernel would truncate a
+ * number with bits above 31 and run the call it names; xsc refuses such
+ * numbers instead of guessing), or when the pages are full:
  * with XSC_NONBLOCK -EAGAIN; with a done_cb it flushes and waits for
  * completions, which free entries (back-pressure); without one the entries
  * hold results the caller has not taken, nothing can free them, and it
@@ -166,7 +168,10 @@ int xsc_post(struct xsc *x, long nr, ...);
 /* The same with the six arguments in registers.  The xsc_post macro below
  * calls it: a variadic entry spills all six argument registers to the
  * stack and reads them back, about a third of the cost of a post.  The
- * function xsc_post stays for pointers to it and for (xsc_post)(...). */
+ * function xsc_post stays for pointers to it and for (xsc_post)(...).
+ * Being a macro, it splits its arguments at commas: put a compound
+ * literal in parentheses, xsc_post(x, SYS_nanosleep,
+ * (&(struct timespec){ 1, 0 }), NULL), or call (xsc_post)(...). */
 int xsc_post6(struct xsc *x, long nr, long a0, long a1, long a2, long a3,
 	      long a4, long a5);
 #define XSC__ARGS7(n, a, b, c, d, e, f, ...) \
@@ -272,7 +277,9 @@ void xsc_runtime_config_init(struct xsc_runtime_config *cfg);
 /* Starts the runtime, runs fn(argc, argv) as the first fiber, and returns
  * its return value once it returns (other fibers are abandoned, like
  * threads at process exit).  The calling thread becomes kernel thread 0.
- * Returns -errno if the runtime cannot start. */
+ * Returns -errno if the runtime cannot start: -EINVAL for a first_cpu or
+ * syscall_cpu outside the affinity mask, -EBUSY once a runtime has run in
+ * this process (one xsc_main per process). */
 int xsc_main(int (*fn)(int, char **), int argc, char **argv,
 	     const struct xsc_runtime_config *cfg);
 
@@ -480,8 +487,9 @@ void xsc_mc_opts_init(struct xsc_mc_opts *o);
 
 /* Runs calls[0..n) (see above).  Returns n when no checked call failed,
  * else the index of the first checked call that failed; later calls get
- * -ECANCELED.  n = 0 returns 0; n > XSC_MC_MAX returns -E2BIG; a bad
- * reference, flag or loop option returns -EINVAL before anything runs.
+ * -ECANCELED.  n = 0 returns 0; n > XSC_MC_MAX or max_iter >
+ * XSC_MC_ITER_MAX returns -E2BIG; a bad reference, flag or other loop
+ * option returns -EINVAL before anything runs.
  * Flushes entries posted before it.  Calls done_cb for entries that
  * complete meanwhile. */
 int xsc_multicall(struct xsc *x, struct xsc_mc *calls, unsigned n);

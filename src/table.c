@@ -130,7 +130,7 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 	URING(futex, 6, B, XSC_OP_FUTEX_WAIT, "uaddr,op,val,ts_in,uaddr2,val3", xsc__prep_futex,
 	      NULL, "; WAIT/WAKE(+BITSET) without timeout; rest: fallback"),
 	URING(waitid, 5, B, XSC_OP_WAITID, "which,pid,info_out,options,rusage_out",
-	      xsc__prep_waitid, NULL, "; rusage: fallback"),
+	      xsc__prep_waitid, xsc__done_waitid, "; rusage: fallback"),
 
 	/* ---- no io_uring form: syscall threads or inline ----------------- */
 	ROW(getppid, 0, 0, ""), ROW(getpid, 0, 0, ""),

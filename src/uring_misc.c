@@ -185,6 +185,22 @@ int xsc__prep_futex(struct xsc *x, int id)
 	return 1;
 }
 
+/* A failing waitid(2) still writes infop's fields, zeroed (kernel/exit.c:
+ * si_signo, si_errno, si_code, then si_pid, si_uid, si_status), and
+ * answers -EFAULT when it cannot; io_uring leaves infop alone. */
+long xsc__done_waitid(struct xsc *x, int id)
+{
+	long res = slot_of(x, id)->res[0];
+	char *u = (char *)A(x, id)[2];
+	static const char zero[12];
+
+	if (res >= 0 || !u)
+		return res;
+	if (xsc__ucopy_out(u, zero, 12) < 0 || xsc__ucopy_out(u + 16, zero, 12) < 0)
+		return -EFAULT;
+	return res;
+}
+
 /* waitid(which, pid, infop, options, rusage); rusage is not in io_uring. */
 int xsc__prep_waitid(struct xsc *x, int id)
 {

@@ -326,6 +326,14 @@ static void c_waitid(void)
 	R("waitid bad which", SYS_waitid, 99, 0, &si, WEXITED, NULL);
 	R("waitid P_PID 0", SYS_waitid, P_PID, 0, &si, WEXITED, NULL);
 	R("waitid no children", SYS_waitid, P_ALL, 0, &si, WEXITED | WNOHANG, NULL);
+	/* a failing waitid(2) still writes infop's head (zeroed): the bytes,
+	 * from a buffer prefilled with 0xa5 */
+	SAME("waitid bad which, infop bytes", 2, sizeof(siginfo_t), NULL, SYS_waitid,
+	     99, 0, 0, WEXITED, 0);
+	SAME("waitid bad options, infop bytes", 2, sizeof(siginfo_t), NULL, SYS_waitid,
+	     P_ALL, 0, 0, 0, 0);
+	SAME("waitid no children, infop bytes", 2, sizeof(siginfo_t), NULL, SYS_waitid,
+	     P_ALL, 0, 0, WEXITED | WNOHANG, 0);
 	p = child(6, 0);
 	SI();
 	R("waitid P_PGID", SYS_waitid, P_PGID, 0, &si, WEXITED, NULL);
