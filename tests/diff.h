@@ -616,6 +616,15 @@ static void diff_finish(const struct uring_sys *us, size_t nus, const long *othe
 	       (unsigned long long)st.by_backend[1], (unsigned long long)st.by_backend[2],
 	       (unsigned long long)st.by_backend[3], (unsigned long long)st.by_backend[4]);
 	CHECK_EQ(st.posted, st.completed);
+	struct xsc_probe pr;
+	xsc_probe_get(X, &pr);
+	if (!pr.uring && (backend_req == XSC_BACKEND_URING || backend_req == XSC_BACKEND_SQPOLL)) {
+		/* io_uring forbidden (seccomp, io_uring_disabled): the asked
+		 * ring is not there; the results above came from the fallback */
+		printf("io_uring unavailable (%s): compared on the fallback executors\n",
+		       pr.reason);
+		backend_req = XSC_BACKEND_AUTO;
+	}
 	switch (backend_req) {
 	case XSC_BACKEND_URING: CHECK(st.by_backend[XSC_BACKEND_URING] > 0); break;
 	case XSC_BACKEND_SQPOLL: CHECK(st.by_backend[ring] > 0); break;

@@ -1,5 +1,6 @@
 #include "testlib.h"
 #include <dirent.h>
+#include <sys/syscall.h>
 #include <stdarg.h>
 #include <unistd.h>
 
@@ -38,6 +39,22 @@ long rss_kib(void)
 		rss = -1;
 	fclose(f);
 	return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+int test_read_route(void)
+{
+	struct xsc_config cfg;
+	struct xsc *x;
+	int r;
+
+	xsc_config_init(&cfg);
+	cfg.npages = 1;
+	cfg.flags = XSC_QUIET;
+	if (xsc_open(&x, &cfg) < 0)
+		return -1;
+	r = xsc_route(x, SYS_read, NULL);
+	xsc_close(x);
+	return r;
 }
 
 const char *test_backend(void)

@@ -24,6 +24,9 @@ int count_fds(void);
 long rss_kib(void);
 /* XSC_BACKEND from the environment, or "auto". */
 const char *test_backend(void);
+/* The executor a fresh handle routes read(2) to (enum xsc_backend):
+ * XSC_BACKEND's, or its fallback when io_uring is unavailable. */
+int test_read_route(void);
 /* 1 when built with sanitizers (tests may scale their loops down). */
 int test_sanitized(void);
 /* A fresh scratch directory under /tmp, removed at exit. */
