@@ -89,6 +89,8 @@ XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 			x->cfg.max_workers = d.max_workers;
 		if (!x->cfg.sq_idle_ms)
 			x->cfg.sq_idle_ms = d.sq_idle_ms;
+		if (x->cfg.spin_ns == XSC_SPIN_DEFAULT)	/* 0 is "never" */
+			x->cfg.spin_ns = d.spin_ns;
 	} else {
 		xsc_config_init(&x->cfg);
 	}
