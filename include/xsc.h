@@ -262,7 +262,9 @@ void xsc_runtime_config_init(struct xsc_runtime_config *cfg);
 /* Starts the runtime, runs fn(argc, argv) as the first fiber, and returns
  * its return value once it returns (other fibers are abandoned, like
  * threads at process exit).  The calling thread becomes kernel thread 0.
- * Returns -errno if the runtime cannot start. */
+ * Returns -errno if the runtime cannot start; it then leaves nothing
+ * behind (no handle, no kernel thread, the caller's affinity as it was)
+ * and may be called again.  Once fn has run, calling it again is -EBUSY. */
 int xsc_main(int (*fn)(int, char **), int argc, char **argv,
 	     const struct xsc_runtime_config *cfg);
 

@@ -2,7 +2,10 @@
  *  - a handle whose first syscall thread cannot start has no worker
  *    pool: its calls run inline, and a later call starts the pool once
  *    threads can be created again (a pool of no threads would queue calls
- *    that nothing runs).
+ *    that nothing runs);
+ *  - xsc_main whose second kernel thread cannot start returns the error,
+ *    closes the handles already opened (fds back to where they were) and
+ *    can be called again (not -EBUSY).
  * Thread creation fails through this program's own pthread_create, which
  * the library's calls bind to (it is linked into this executable). */
 #include <dlfcn.h>
@@ -67,10 +70,41 @@ static void first_worker_fails(void)
 	printf("first syscall thread fails: calls ran inline, pool started later\n");
 }
 
+static int ran;
+
+static int body(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	ran++;
+	return 42;
+}
+
+static void second_vcpu_fails(void)
+{
+	struct xsc_runtime_config cfg;
+	int fds0 = count_fds();
+
+	xsc_runtime_config_init(&cfg);
+	cfg.pin = 0;
+	cfg.nthreads = 3;
+	creates_left = 1;	/* kernel thread 1 starts, 2 does not */
+	CHECK_EQ(xsc_main(body, 0, NULL, &cfg), -EAGAIN);
+	CHECK_EQ(ran, 0);
+	CHECK_EQ(count_fds(), fds0);	/* the rings of threads 0 and 1 */
+	creates_left = -1;
+	cfg.nthreads = 2;
+	CHECK_EQ(xsc_main(body, 0, NULL, &cfg), 42);
+	CHECK_EQ(ran, 1);
+	printf("kernel thread 2 fails: -EAGAIN, fds back to %d, runtime restartable\n",
+	       fds0);
+}
+
 int main(void)
 {
 	signal(SIGALRM, on_alarm);
 	alarm(60);
 	first_worker_fails();
+	second_vcpu_fails();	/* last: the runtime then stays started */
 	return 0;
 }

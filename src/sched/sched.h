@@ -119,6 +119,7 @@ struct xsc_rt {
 	struct xsc_vcpu *v;
 	int n;
 	_Atomic int stop;
+	_Atomic int closing;		/* xsc_main failed to start (runtime.c) */
 	_Atomic int nidle;
 	_Atomic unsigned rr;		/* round robin for new fibers */
 	struct xsc_runtime_config cfg;
