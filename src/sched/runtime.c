@@ -545,12 +545,6 @@ static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 	after_switch(v, f);
 }
 
-static int64_t next_timeout(struct xsc_vcpu *v)
-{
-	(void)v;
-	return -1;	/* timers are io_uring timeouts / syscall entries */
-}
-
 static void idle(struct xsc_vcpu *v)
 {
 	uint32_t seen = xsc__kick_seen(v->x);
@@ -565,7 +559,7 @@ static void idle(struct xsc_vcpu *v)
 	atomic_store(&v->idle, 1);
 	atomic_fetch_add(&xsc__rt.nidle, 1);
 	if (!atomic_load(&v->rq_len) && !atomic_load(&xsc__rt.stop))
-		xsc__idle_wait(v->x, seen, next_timeout(v));
+		xsc__idle_wait(v->x, seen, -1);	/* timeouts are entries too */
 	atomic_fetch_sub(&xsc__rt.nidle, 1);
 	atomic_store(&v->idle, 0);
 }
