@@ -2,21 +2,40 @@
 # need (scripts/deps.sh), build, and run.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+RELEASE_BUILD ?= build-release
+CLANG_BUILD ?= build-clang
 JOBS ?= $(shell nproc)
+# Warnings are errors in the developers' builds (and so in CI); a plain
+# `cmake` build, what a release is built with, leaves them warnings.
+WERROR ?= ON
 
-.PHONY: all build asan demo test test-fast clean install deps
+.PHONY: all build asan other-builds demo test test-fast clean install deps
 
 all: build
 
 build:
 	@scripts/deps.sh build
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DXSC_WERROR=$(WERROR) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
 asan:
 	@scripts/deps.sh build
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DXSC_SANITIZE=ON >/dev/null
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DXSC_SANITIZE=ON \
+		-DXSC_WERROR=$(WERROR) >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# Built, not run: gcc at the Release level (-O3, where gcc's flow-based
+# warnings differ from -O2's) and clang, whose warnings are its own.
+# The tests already ran on the same sources in the two builds above.
+other-builds:
+	@scripts/deps.sh test
+	cmake -S . -B $(RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release \
+		-DXSC_WERROR=$(WERROR) >/dev/null
+	cmake --build $(RELEASE_BUILD) -j $(JOBS)
+	cmake -S . -B $(CLANG_BUILD) -DCMAKE_C_COMPILER=clang \
+		-DCMAKE_BUILD_TYPE=Release -DXSC_WERROR=$(WERROR) >/dev/null
+	cmake --build $(CLANG_BUILD) -j $(JOBS)
 
 # The main job: headline experiments, tables on the terminal, CSV and PNG
 # plots in results/.
@@ -25,11 +44,12 @@ demo:
 	$(MAKE) build
 	scripts/demo.sh $(BUILD)
 
-# Every test in a normal build, then again under ASan+UBSan, then the
-# install check.
+# The four builds first (a warning stops it before any test runs), then
+# every test in the normal build, again under ASan+UBSan, and the install
+# check.
 test:
 	@scripts/deps.sh test
-	$(MAKE) build asan
+	$(MAKE) build asan other-builds
 	tests/run.sh $(BUILD)
 	XSC_TEST_SANITIZE=1 tests/run.sh $(ASAN_BUILD)
 	scripts/install-check.sh $(BUILD)
@@ -41,4 +61,4 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(RELEASE_BUILD) $(CLANG_BUILD)

@@ -103,6 +103,10 @@ enum xsc_backend {
  * do not use it: httpd-xsc measured the same CPU per request with it.) */
 #define XSC_DEFER_TASKRUN (1u << 3)
 
+/* xsc_config.spin_ns: the default, what xsc_config_init() puts there.
+ * (0 cannot mean it: 0 is "never spin".) */
+#define XSC_SPIN_DEFAULT (~0u)
+
 struct xsc_config {
 	unsigned npages;	 /* syscall pages of 64 entries; 0 = 8 */
 	unsigned batch_threshold;/* auto-flush when this many are pending
@@ -112,7 +116,10 @@ struct xsc_config {
 				    -1 = no pinning; 0 is a valid core, so
 				    use xsc_config_init() for defaults */
 	unsigned max_workers;	 /* bound of the worker pool; 0 = 16 */
-	unsigned spin_ns;	 /* busy-wait before sleeping; 0 = default */
+	unsigned spin_ns;	 /* busy-wait of the owner and the syscall
+				    threads before they sleep; 0 = never
+				    spin, XSC_SPIN_DEFAULT = the default
+				    (20 us with more than one core, else 0) */
 	unsigned sq_idle_ms;	 /* SQPOLL poller idle time; 0 = 1000 */
 	unsigned flags;		 /* XSC_NONBLOCK, XSC_NO_ENV, XSC_QUIET,
 				    XSC_DEFER_TASKRUN */
@@ -277,9 +284,11 @@ void xsc_runtime_config_init(struct xsc_runtime_config *cfg);
 /* Starts the runtime, runs fn(argc, argv) as the first fiber, and returns
  * its return value once it returns (other fibers are abandoned, like
  * threads at process exit).  The calling thread becomes kernel thread 0.
- * Returns -errno if the runtime cannot start: -EINVAL for a first_cpu or
- * syscall_cpu outside the affinity mask, -EBUSY once a runtime has run in
- * this process (one xsc_main per process). */
+ * Returns -errno if the runtime cannot start (-EINVAL for a first_cpu or
+ * syscall_cpu outside the affinity mask); it then leaves nothing behind
+ * (no handle, no kernel thread, the caller's affinity as it was) and may
+ * be called again.  Once fn has run, calling it again is -EBUSY (one
+ * runtime per process). */
 int xsc_main(int (*fn)(int, char **), int argc, char **argv,
 	     const struct xsc_runtime_config *cfg);
 

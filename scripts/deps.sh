@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what xsc needs on a Debian 12 machine, only when it is missing.
 #   scripts/deps.sh build   compiler, cmake, liburing-dev, pkg-config
-#   scripts/deps.sh test    build + strace, graphviz (trace tests)
+#   scripts/deps.sh test    build + strace, graphviz (trace tests), clang
+#                           (make test also builds with it)
 #   scripts/deps.sh demo    test + gnuplot, wrk, nginx (benchmarks)
 set -eu
 level=${1:-build}
@@ -18,6 +19,7 @@ if [ "$level" != build ]; then
 	want strace command -v strace
 	want graphviz command -v dot
 	want python3 command -v python3
+	want clang command -v clang
 fi
 if [ "$level" = demo ]; then
 	want gnuplot-nox command -v gnuplot

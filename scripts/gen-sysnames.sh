@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates src/sysnames.h, the x86-64 syscall names, from the kernel
-# headers.  tests/t_sysnames.sh checks the checked-in copy is current.
+# Prints src/sysnames.h, the x86-64 syscall names, from the kernel
+# headers: scripts/gen-sysnames.sh > src/sysnames.h when they gain calls.
 set -eu
 echo '#include <asm/unistd_64.h>' | cpp -dM - |
 	sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$/\2 \1/p' | sort -n |

@@ -119,6 +119,8 @@ XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 			x->cfg.max_workers = d.max_workers;
 		if (!x->cfg.sq_idle_ms)
 			x->cfg.sq_idle_ms = d.sq_idle_ms;
+		if (x->cfg.spin_ns == XSC_SPIN_DEFAULT)	/* 0 is "never" */
+			x->cfg.spin_ns = d.spin_ns;
 	} else {
 		xsc_config_init(&x->cfg);
 	}
@@ -432,7 +434,9 @@ XSC_EXPORT int (xsc_post)(struct xsc *x, long nr, ...)
 
 static int start_worker(struct xsc *x, int id)
 {
-	if (!x->wk && xsc__workers_start(x) < 0)
+	/* in transparent mode the pool starts with the vcpu (tp.c) or not
+	 * at all: starting it here would malloc under a fiber */
+	if (!x->wk && (xsc__raw_workers || xsc__workers_start(x) < 0))
 		return -1;
 	x->slot[id].backend = XSC_BACKEND_WORKER;
 	st_set(&x->ent[id], XSC_BUSY);	/* before a worker can see it */

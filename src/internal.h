@@ -380,6 +380,10 @@ int xsc__ucopy_out(void *udst, const void *src, size_t len);
 /* probing and routing (probe.c) */
 void xsc__probe(struct xsc *x);
 void xsc__route_all(struct xsc *x);
+/* Reads a small file (/proc, /sys) into buf, NUL-terminated, with raw
+ * system calls: no stdio, whose locks and FILE allocation the runtime
+ * must not take (transparent mode).  Returns the length or -errno. */
+long xsc__read_small(const char *path, char *buf, size_t len);
 
 #pragma GCC visibility pop
 #endif

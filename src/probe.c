@@ -18,23 +18,40 @@
  */
 #include "internal.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+
+#include "rawsys.h"
+
+long xsc__read_small(const char *path, char *buf, size_t len)
+{
+	long fd = xsc__sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	size_t got = 0;
+	long n = 0;
+
+	if (fd < 0)
+		return fd;
+	while (got + 1 < len &&
+	       (n = xsc__sys3(SYS_read, fd, buf + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	xsc__sys1(SYS_close, fd);
+	if (len)
+		buf[got] = '\0';
+	return n < 0 ? n : (long)got;
+}
 
 static int seccomp_mode(void)
 {
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[128];
-	int mode = 0;
+	char buf[4096];
+	const char *p;
 
-	if (!f)
+	if (xsc__read_small("/proc/self/status", buf, sizeof(buf)) < 0)
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Seccomp: %d", &mode) == 1)
-			break;
-	fclose(f);
-	return mode;
+	p = strstr(buf, "\nSeccomp:");
+	return p ? atoi(p + sizeof("\nSeccomp:") - 1) : 0;
 }
 
 static int parse_backend(const char *s)
@@ -60,7 +77,7 @@ void xsc__probe(struct xsc *x)
 	if (env && *env) {
 		int b = parse_backend(env);
 		if (b < 0 && !quiet)
-			fprintf(stderr, "xsc: XSC_BACKEND=%s is not one of auto, uring, "
+			xsc__say("xsc: XSC_BACKEND=%s is not one of auto, uring, "
 				"sqpoll, worker, inline; using auto\n", env);
 		x->cfg.backend = b < 0 ? XSC_BACKEND_AUTO : b;
 	}
@@ -69,19 +86,19 @@ void xsc__probe(struct xsc *x)
 			 "io_uring would bypass it (set XSC_BACKEND=uring to override)");
 		x->pr.reason = x->reason;
 		if (!quiet)
-			fprintf(stderr, "xsc: warning: %s; using syscall threads\n", x->reason);
+			xsc__say("xsc: warning: %s; using syscall threads\n", x->reason);
 		return;
 	}
 	if (x->pr.seccomp && !quiet)
-		fprintf(stderr, "xsc: warning: a seccomp filter is active and io_uring "
+		xsc__say("xsc: warning: a seccomp filter is active and io_uring "
 			"bypasses it\n");
 	if (x->cfg.backend == XSC_BACKEND_WORKER || x->cfg.backend == XSC_BACKEND_INLINE)
 		return;
 	if (xsc__uring_setup(x) < 0 && !quiet)
-		fprintf(stderr, "xsc: io_uring unavailable (%s); falling back to "
+		xsc__say("xsc: io_uring unavailable (%s); falling back to "
 			"syscall threads and inline calls\n", x->reason);
 	else if (x->cfg.backend == XSC_BACKEND_SQPOLL && !x->sqpoll && !quiet)
-		fprintf(stderr, "xsc: SQPOLL unavailable (%s); using a plain ring\n",
+		xsc__say("xsc: SQPOLL unavailable (%s); using a plain ring\n",
 			x->sq_reason);
 }
 
@@ -159,6 +176,6 @@ void xsc__route_all(struct xsc *x)
 		x->quick[nr] = !xsc__sys[nr].done && !x->cfg.done_cb;
 	}
 	if (nmissing && !(x->cfg.flags & XSC_QUIET))
-		fprintf(stderr, "xsc: %u calls with an io_uring form fall back: the "
+		xsc__say("xsc: %u calls with an io_uring form fall back: the "
 			"kernel lacks their opcodes (see `xsc info`)\n", nmissing);
 }

@@ -7,8 +7,9 @@
  * arguments, may block: runs on a syscall thread).  The rows below then
  * refine the calls xsc knows: argument count and kinds, whether the call
  * can block, whether it depends on the calling thread, and its io_uring
- * translation.  Update uring_prep.h, docs/syscalls.md and the differential
- * test (tests/t_diff.c) when you add an io_uring mapping here.
+ * translation.  Update uring_prep.h, the README's list of translated
+ * calls and the differential tests (tests/t_diff_fs.c, t_diff_net.c,
+ * t_diff_misc.c) when you add an io_uring mapping here.
  */
 #include "uring_prep.h"
 

@@ -81,14 +81,11 @@ static int ring_init(struct xsc *x, bool sqpoll)
 
 static void describe(char *buf, size_t len, const char *what, int err)
 {
-	FILE *f = fopen("/proc/sys/kernel/io_uring_disabled", "r");
+	char v[16];
 	int dis = -1;
 
-	if (f) {
-		if (fscanf(f, "%d", &dis) != 1)
-			dis = -1;
-		fclose(f);
-	}
+	if (xsc__read_small("/proc/sys/kernel/io_uring_disabled", v, sizeof(v)) > 0)
+		dis = atoi(v);
 	snprintf(buf, len, "%s: %s%s", what, strerror(-err),
 		 dis == 2 ? " (kernel.io_uring_disabled=2)" :
 		 dis == 1 && err == -EPERM ? " (kernel.io_uring_disabled=1)" :

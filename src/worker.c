@@ -430,9 +430,12 @@ static void install_cancel_signal(struct xsc_workers *w)
 	w->cancel_sig = sigaction(XSC_CANCEL_SIGNAL, &sa, NULL) == 0;
 }
 
+/* Starts the pool with its first thread.  Without one there is no pool:
+ * a pool of no threads would take entries that nothing runs. */
 int xsc__workers_start(struct xsc *x)
 {
 	struct xsc_workers *w;
+	int ret;
 
 	if (x->wk)
 		return 0;
@@ -450,8 +453,14 @@ int xsc__workers_start(struct xsc *x)
 	w->pid = (int)xsc__sys0(SYS_getpid);
 	atomic_init(&w->cstack, -1);
 	install_cancel_signal(w);
+	ret = spawn(w);
+	if (ret < 0) {
+		free(w->q);
+		free(w);
+		return ret;
+	}
 	x->wk = w;
-	return spawn(w);
+	return 0;
 }
 
 void xsc__workers_stop(struct xsc *x)

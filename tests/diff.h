@@ -46,8 +46,12 @@
 #include "uring_ops.h"
 #include "xsc.h"
 
-#pragma GCC diagnostic ignored "-Wformat-truncation"
 #pragma GCC diagnostic ignored "-Wunused-function"
+
+/* Formats a path into the array buf; a path that does not fit fails the
+ * test instead of naming some other file. */
+#define PATH_FMT(buf, ...) \
+	CHECK(snprintf(buf, sizeof(buf), __VA_ARGS__) < (int)sizeof(buf))
 
 enum { RUN_XSC = 0, RUN_SYS = 1 };
 
@@ -480,7 +484,7 @@ static void run_case(const char *name, void (*fn)(void))
 		int before = count_fds();
 		fd_snapshot(open_fds);
 		run_mode = m;
-		snprintf(run_dir, sizeof(run_dir), "%s/%c/%s", base_dir, m ? 'S' : 'X', name);
+		PATH_FMT(run_dir, "%s/%c/%s", base_dir, m ? 'S' : 'X', name);
 		CHECK_EQ(mkdir(run_dir, 0755), 0);
 		CHECK_EQ(chdir(run_dir), 0);
 		fn();
@@ -531,10 +535,10 @@ static void diff_init(void)
 		uprobe = io_uring_get_probe_ring(&ring);
 		io_uring_queue_exit(&ring);
 	}
-	snprintf(base_dir, sizeof(base_dir), "%s", scratch_dir());
-	snprintf(d, sizeof(d), "%s/X", base_dir);
+	PATH_FMT(base_dir, "%s", scratch_dir());
+	PATH_FMT(d, "%s/X", base_dir);
 	CHECK_EQ(mkdir(d, 0755), 0);
-	snprintf(d, sizeof(d), "%s/S", base_dir);
+	PATH_FMT(d, "%s/S", base_dir);
 	CHECK_EQ(mkdir(d, 0755), 0);
 	CHECK_EQ(chdir(base_dir), 0);
 	printf("backend %s, scratch %s\n", b, base_dir);

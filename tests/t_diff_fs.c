@@ -377,7 +377,7 @@ static void c_openat(void)
 	R("openat EBADF dirfd", SYS_openat, 9999, "f", O_RDONLY, 0);
 	R("openat dirfd -1", SYS_openat, -1, "f", O_RDONLY, 0);
 	R("openat dirfd is a file", SYS_openat, f, "x", O_RDONLY, 0);
-	snprintf(abs, sizeof(abs), "%s/d/f", run_dir);
+	PATH_FMT(abs, "%s/d/f", run_dir);
 	fd = R("openat absolute, bad dirfd", SYS_openat, 9999, abs, O_RDONLY, 0);
 	keep("abs", fd);
 	fd = R("openat empty path on dirfd", SYS_openat, d, "", O_RDONLY, 0);

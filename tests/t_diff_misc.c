@@ -386,7 +386,7 @@ static void c_mem(void)
 	      f, 0);
 	rec_b("file page", r + 2 * 4096, 8);
 	m = R("mmap anon no hint", SYS_mmap, 0, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	rec_i("mmap ok", m > 0 && m < -4096L);
+	rec_i("mmap ok", m > 0);	/* an address, not -errno */
 	if (m > 0)
 		munmap((void *)m, 4096);
 	R("mmap len 0", SYS_mmap, 0, 0, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

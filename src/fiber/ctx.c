@@ -21,9 +21,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fiber/ctx.h"
+#include "rawsys.h"
 
 void xsc__ctx_trampoline(void);
 void xsc__ctx_entry(struct xsc_ctx *ctx, struct xsc_ctx *prev)
@@ -33,9 +35,8 @@ void xsc__ctx_entry(struct xsc_ctx *ctx, struct xsc_ctx *prev)
 
 static __attribute__((noreturn)) void die(const char *msg)
 {
-	ssize_t r = write(STDERR_FILENO, msg, strlen(msg));
-
-	(void)r;
+	/* raw: in libxsc-preload.so, write() is the shim's own */
+	xsc__sys3(SYS_write, STDERR_FILENO, msg, strlen(msg));
 	abort();
 }
 

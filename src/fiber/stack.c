@@ -61,9 +61,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fiber/ctx.h"
+#include "rawsys.h"
 
 #ifdef XSC_ASAN
 #include <sanitizer/asan_interface.h>
@@ -244,15 +246,14 @@ static char *put(char *p, const char *s)
 static void report_overflow(uintptr_t stack_lo, uintptr_t addr)
 {
 	char buf[128], *p = buf;
-	ssize_t r;
 
 	p = put(p, "xsc: fiber stack overflow (fiber stack at ");
 	p = hex(p, stack_lo);
 	p = put(p, ", guard page hit at ");
 	p = hex(p, addr);
 	p = put(p, ")\n");
-	r = write(STDERR_FILENO, buf, (size_t)(p - buf));
-	(void)r;
+	/* raw: in libxsc-preload.so, write() is the shim's own */
+	xsc__sys3(SYS_write, STDERR_FILENO, buf, p - buf);
 }
 
 static void chain(int sig, siginfo_t *si, void *uc)

@@ -557,12 +557,6 @@ static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 	after_switch(v, f);
 }
 
-static int64_t next_timeout(struct xsc_vcpu *v)
-{
-	(void)v;
-	return -1;	/* timers are io_uring timeouts / syscall entries */
-}
-
 static void idle(struct xsc_vcpu *v)
 {
 	uint32_t seen = xsc__kick_seen(v->x);
@@ -577,7 +571,7 @@ static void idle(struct xsc_vcpu *v)
 	atomic_store(&v->idle, 1);
 	atomic_fetch_add(&xsc__rt.nidle, 1);
 	if (!atomic_load(&v->rq_len) && !atomic_load(&xsc__rt.stop))
-		xsc__idle_wait(v->x, seen, next_timeout(v));
+		xsc__idle_wait(v->x, seen, -1);	/* timeouts are entries too */
 	atomic_fetch_sub(&xsc__rt.nidle, 1);
 	atomic_store(&v->idle, 0);
 }
@@ -682,6 +676,10 @@ static void on_done(void *arg, int id, long ret, uint64_t tag)
 	xsc__ready(f);
 }
 
+/* xsc__rt.closing: when xsc_main fails before its first fiber, the
+ * vcpus close their own handles as they stop, after its kicks. */
+enum { CLOSE_NO, CLOSE_AFTER_KICKS, CLOSE_NOW };
+
 static void *vcpu_thread(void *arg)
 {
 	struct xsc_vcpu *v = arg;
@@ -693,6 +691,14 @@ static void *vcpu_thread(void *arg)
 	if (ret < 0)
 		return NULL;
 	loop(v);
+	if (atomic_load(&xsc__rt.closing)) {
+		/* xsc_main failed to start: this thread closes its own
+		 * handle (see there) once xsc_main has done kicking it */
+		while (atomic_load(&xsc__rt.closing) == CLOSE_AFTER_KICKS)
+			sched_yield();
+		xsc_close(v->x);
+		v->x = NULL;
+	}
 	return NULL;
 }
 
@@ -872,15 +878,23 @@ static int vcpu_spawn(struct xsc_vcpu *v)
 	return ret < 0 ? ret : 0;
 }
 
+/* Failure before the first fiber leaves nothing behind: every vcpu's
+ * handle is closed and the runtime can start again.  A handle is closed
+ * by the thread that opened it, because io_uring's registered ring fd
+ * belongs to that thread (liburing unregisters it from the caller's
+ * table), and only after xsc_main's last kick, which reads it. */
 XSC_EXPORT int xsc_main(int (*fn)(int, char **), int argc, char **argv,
 			const struct xsc_runtime_config *cfg)
 {
 	struct main_args m = { fn, argc, argv };
+	bool ran = false;
+	cpu_set_t cpus;
 	int n, ret;
 
 	ret = vcpus_alloc(cfg);
 	if (ret < 0)
 		return ret;
+	sched_getaffinity(0, sizeof(cpus), &cpus);
 	n = xsc__rt.n;
 	atomic_store(&xsc__rt.stop, 0);
 	ret = vcpu_init(&xsc__rt.v[0]);
@@ -895,9 +909,12 @@ XSC_EXPORT int xsc_main(int (*fn)(int, char **), int argc, char **argv,
 				main_fiber, &m);
 	if (ret < 0)
 		goto out_stop;
+	ran = true;
 	loop(&xsc__rt.v[0]);
 	ret = xsc__rt.main_ret;
 out_stop:
+	if (!ran)	/* before stop: a vcpu that sees stop sees this */
+		atomic_store(&xsc__rt.closing, CLOSE_AFTER_KICKS);
 	atomic_store(&xsc__rt.stop, 1);
 	for (int i = 1; i < n; i++) {
 		if (!xsc__rt.v[i].th)
@@ -906,17 +923,27 @@ out_stop:
 			sched_yield();
 		if (xsc__rt.v[i].x)
 			xsc__kick(xsc__rt.v[i].x);
-		pthread_join(xsc__rt.v[i].th, NULL);
 	}
+	if (!ran)
+		atomic_store(&xsc__rt.closing, CLOSE_NOW);
+	for (int i = 1; i < n; i++)
+		if (xsc__rt.v[i].th)
+			pthread_join(xsc__rt.v[i].th, NULL);
 	/* Abandoned fibers keep their entries: the handles are not closed
 	 * while calls might still write into fiber memory; the process is
 	 * expected to exit after xsc_main returns. */
-	xsc__self = NULL;
-out_free:
-	if (ret < 0 && !xsc__rt.v[0].x) {
-		free(xsc__rt.v);
-		xsc__rt.v = NULL;
+	if (ran) {
+		xsc__self = NULL;
+		return ret;
 	}
+	xsc_close(xsc__rt.v[0].x);
+out_free:
+	xsc__self = NULL;
+	sched_setaffinity(0, sizeof(cpus), &cpus);	/* vcpu_init pinned it */
+	free(xsc__rt.v);
+	xsc__rt.v = NULL;
+	xsc__rt.n = 0;
+	atomic_store(&xsc__rt.closing, CLOSE_NO);
 	return ret;
 }
 

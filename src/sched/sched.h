@@ -1,9 +1,11 @@
 /*
  * sched.h - internals of xsc threads (the M:N runtime).
  *
- * A vcpu is a kernel thread pinned to a core.  It owns a run queue, a
- * timer heap and an xsc handle (its private syscall pages: single
- * producer, no atomic read-modify-write on the posting path).  Fibers run
+ * A vcpu is a kernel thread pinned to a core.  It owns a run queue and
+ * an xsc handle (its private syscall pages: single producer, no atomic
+ * read-modify-write on the posting path).  Timed waits need no timers of
+ * their own: a timeout is a syscall entry (sync.c) whose completion
+ * wakes the fiber like any other.  Fibers run
  * on vcpus; a fiber that makes a system call posts an entry tagged with
  * itself and switches back to its vcpu's scheduler context; the handle's
  * completion callback makes it ready again with the result.
@@ -57,9 +59,7 @@ struct xsc_fiber {
 	_Atomic int joined;		/* a joiner exists or the fiber was detached */
 	uint32_t join_lock;
 	struct xsc_fiber *joiner;
-	int64_t deadline;		/* timed waits */
-	void *timed_q;			/* the queue a timed wait sits on */
-	uint32_t *timed_lock;
+	void *timed_q;			/* its timed wait's record (sync.c) */
 	void *keys[XSC_MAX_KEYS];
 	/* transparent mode (src/tp): a thread of an unmodified program */
 	uint64_t fs;			/* its thread pointer (0: not such a fiber) */
@@ -74,11 +74,6 @@ struct xsc_fiber {
 	/* futex waits (futex.c) */
 	const uint32_t *fx_addr;
 	uint32_t fx_bits;
-};
-
-struct xsc_timer {
-	int64_t when;
-	struct xsc_fiber *f;
 };
 
 struct xsc_vcpu {
@@ -109,9 +104,6 @@ struct xsc_vcpu {
 	_Atomic int inited;		/* 1 running, -errno failed to start */
 	/* fibers waiting for a free syscall entry (vcpu-local, no lock) */
 	struct xsc_wq ewait;
-	/* timers: owned by this vcpu */
-	struct xsc_timer *tm;
-	int ntm, captm;
 	uint64_t switches;
 } __attribute__((aligned(64)));
 
@@ -119,6 +111,7 @@ struct xsc_rt {
 	struct xsc_vcpu *v;
 	int n;
 	_Atomic int stop;
+	_Atomic int closing;		/* xsc_main failed to start (runtime.c) */
 	_Atomic int nidle;
 	_Atomic unsigned rr;		/* round robin for new fibers */
 	struct xsc_runtime_config cfg;
@@ -183,10 +176,7 @@ void xsc__ready(struct xsc_fiber *f);
 /* The running fiber switches out; `lock` (may be NULL) is released by
  * the scheduler once the switch is complete (parking protocol). */
 void xsc__park(uint32_t *lock);
-/* Parks with a deadline (CLOCK_MONOTONIC ns); returns 1 if woken, 0 if
- * it timed out.  q/lock: the wait queue the fiber sits on, so the timer
- * can take it off. */
-int xsc__park_until(uint32_t *lock, int64_t deadline, void *q);
+/* CLOCK_MONOTONIC in ns. */
 int64_t xsc__now(void);
 /* Posts a call from the running fiber into its vcpu's pages; when they
  * are full the fiber waits for a free entry (the vcpu keeps running

@@ -68,12 +68,18 @@ static int run_plain(char **argv)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -ECHILD;
 }
 
+/* strace's own arguments, in front of the workload's in one argv: the
+ * strace mode runs the whole vector, the others start past it. */
+#define STRACE_ARGS "strace", "-f", "-o", "/dev/null"
+#define NSTRACE 4
+
 /* One timed run of a mode; *calls gets the number of calls recorded.
  * Pinning is applied to this process for the run, so the tracer and,
- * through inheritance, the program share one CPU. */
-static double run_mode(const struct mode *m, char **dd, size_t *calls)
+ * through inheritance, the program share one CPU.  cmd is the strace
+ * command line; the workload is cmd + NSTRACE. */
+static double run_mode(const struct mode *m, char **cmd, size_t *calls)
 {
-	char *st[16] = { "strace", "-f", "-o", "/dev/null" };
+	char **dd = cmd + NSTRACE;
 	struct xt_recopt ro = { .seccomp = m->kind == XSC_SECCOMP, .progress = -1 };
 	cpu_set_t old, one;
 	struct xt_trace t;
@@ -93,9 +99,7 @@ static double run_mode(const struct mode *m, char **dd, size_t *calls)
 		*calls = t.n;
 		xt_trace_free(&t);
 	} else if (m->kind == STRACE) {
-		for (int i = 0; dd[i] && i < 11; i++)
-			st[4 + i] = dd[i];
-		err = run_plain(st);
+		err = run_plain(cmd);
 	} else {
 		err = run_plain(dd);
 	}
@@ -181,8 +185,9 @@ int xsc_bench_trace(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 100000;
 	int reps = argc > 2 ? atoi(argv[2]) : 5;
-	char count[32], *dd[] = { "dd", "if=/dev/zero", "of=/dev/null", "bs=64",
-				  count, "status=none", NULL };
+	char count[32], *cmd[] = { STRACE_ARGS, "dd", "if=/dev/zero",
+				   "of=/dev/null", "bs=64", count,
+				   "status=none", NULL };
 	double t[NMODES][MAXREPS];
 	size_t calls[NMODES] = { 0 };
 	int have_strace = system("strace -V >/dev/null 2>&1") == 0;
@@ -196,14 +201,14 @@ int xsc_bench_trace(int argc, char **argv)
 	for (int r = 0; r < reps; r++)
 		for (int m = 0; m < NMODES; m++)
 			t[m][r] = modes[m].kind == STRACE && !have_strace ? -1 :
-				  run_mode(&modes[m], dd, &calls[m]);
+				  run_mode(&modes[m], cmd, &calls[m]);
 	for (int m = 0; m < NMODES; m++)
 		qsort(t[m], reps, sizeof(double), cmp_d);
 	printf("xsc bench trace: dd bs=64 count=%ld (%ld read+write calls), "
 	       "%d runs per mode\n", n / 2, n, reps);
 	table(t, n, reps);
 	printf("  analysis (graph + clusters) of the xsc trace: %.3f s\n",
-	       analysis_time(dd));
+	       analysis_time(cmd + NSTRACE));
 	write_csv(t, calls, n, reps);
 	return t[0][reps / 2] > 0 && t[1][reps / 2] > 0 ? 0 : 1;
 }
