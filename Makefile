@@ -45,13 +45,16 @@ demo:
 	scripts/demo.sh $(BUILD)
 
 # The four builds first (a warning stops it before any test runs), then
-# every test in the normal build, again under ASan+UBSan, and the install
-# check.
+# every test in the normal build, again under ASan+UBSan, once more with
+# io_uring forbidden by a seccomp filter (tests/nouring: the fallback
+# executors, as in a container whose profile denies io_uring), and the
+# install check.
 test:
 	@scripts/deps.sh test
 	$(MAKE) build asan other-builds
 	tests/run.sh $(BUILD)
 	XSC_TEST_SANITIZE=1 tests/run.sh $(ASAN_BUILD)
+	$(BUILD)/tests/nouring tests/run.sh $(BUILD)
 	scripts/install-check.sh $(BUILD)
 
 test-fast: build

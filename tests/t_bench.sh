@@ -17,6 +17,11 @@ trap 'rm -rf "$d"' EXIT
 cd "$d"	# `xsc bench trace` (run by all) writes results/ here
 fail() { echo "FAIL: $*"; exit 1; }
 gnuplot=1
+# the experiments compare io_uring paths with the synchronous ones
+if "$x" info 2>/dev/null | grep -q '^io_uring: *unavailable'; then
+	echo "SKIP: io_uring unavailable here: $("$x" info 2>/dev/null | sed -n 's/^io_uring: *//p')"
+	exit 77
+fi
 command -v gnuplot >/dev/null || { gnuplot=0; echo "note: gnuplot not installed, PNG checks skipped (apt-get install gnuplot-nox)"; }
 
 # run NAME HEADER PNG(0/1): runs the experiment, checks exit, CSV header,

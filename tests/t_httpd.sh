@@ -61,8 +61,12 @@ run_server() {
 		echo "FAIL $label: server died"; cat "$err"; return 1
 	fi
 	kill "$pid"; wait "$pid" 2>/dev/null; pid=
-	if [ -s "$err" ]; then	# sanitizer reports, crashes
-		echo "FAIL $label: server wrote to stderr:"; head -40 "$err"; return 1
+	# sanitizer reports, crashes; not the one-line fallback reasons xsc
+	# gives when io_uring is forbidden (tests/nouring)
+	grep -v -E '^xsc: (warning: a seccomp filter is active|io_uring unavailable)' \
+		"$err" >"$err.rest"
+	if [ -s "$err.rest" ]; then
+		echo "FAIL $label: server wrote to stderr:"; head -40 "$err.rest"; return 1
 	fi
 	echo "PASS $label"
 }
@@ -81,6 +85,9 @@ for b in "${bins[@]}"; do
 			fi
 			run_server "$b[$be]" "$bindir/$b" XSC_BACKEND="$be" || rc=1
 		done
+	elif [ "$b" = httpd-uring ] && "$build/xsc" info 2>/dev/null | grep -q '^io_uring: *unavailable'; then
+		# the hand-written loop is io_uring itself: no fallback
+		echo "note: httpd-uring not run (io_uring unavailable here)"
 	else
 		run_server "$b" "$bindir/$b" || rc=1
 	fi

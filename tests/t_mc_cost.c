@@ -217,7 +217,10 @@ int main(void)
 
 	/* asked-for paths are obeyed */
 	CHECK_EQ(pread_chain(x, XSC_MC_WORKER).path, XSC_MC_WORKER);
-	CHECK_EQ(rw_chain(x, XSC_MC_URING).path, ring ? XSC_MC_URING : XSC_MC_INLINE);
+	/* without a ring the asked path declines to the routes' fallback:
+	 * syscall threads on an auto handle */
+	CHECK_EQ(rw_chain(x, XSC_MC_URING).path, ring ? XSC_MC_URING :
+		 pr.uring ? XSC_MC_INLINE : XSC_MC_WORKER);
 	CHECK_EQ(rw_chain(x, XSC_MC_INLINE).path, XSC_MC_INLINE);
 
 	finish_handle(x, p, fds0);
