@@ -349,7 +349,7 @@ post(struct xsc *x, long nr, long a0, long a1, long a2, long a3, long a4,
 
 	if ((unsigned long)nr >= XSC_NR_MAX)
 		return -ENOSYS;
-	if (xsc__foreign(x))
+	if (xsc__foreign_thread(x))
 		return -EBADFD;
 	if (__builtin_expect(!x->nfree, 0))
 		return post_full(x, nr, a0, a1, a2, a3, a4, a5, tag);

@@ -235,6 +235,14 @@ static inline bool xsc__foreign(const struct xsc *x)
 		x->gen != atomic_load_explicit(&xsc__fork_gen, memory_order_relaxed)), 0);
 }
 
+/* The part of it post needs, one compare on the fast path: a forked
+ * child posts into its own copy of the pages, which harms nobody, and its
+ * flush or wait says -EBADFD before anything runs. */
+static inline bool xsc__foreign_thread(const struct xsc *x)
+{
+	return __builtin_expect(x->owner != &xsc__owner_mark, 0) && !x->shared;
+}
+
 /* The runtime's own handles skip the ownership check (see struct xsc). */
 void xsc__handle_shared(struct xsc *x);
 
