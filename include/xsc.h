@@ -103,6 +103,15 @@ enum xsc_backend {
  * do not use it: httpd-xsc measured the same CPU per request with it.) */
 #define XSC_DEFER_TASKRUN (1u << 3)
 
+/* The program's seccomp filter allows everything io_uring will do for it:
+ * use a ring although a filter is active.  io_uring requests do not pass
+ * through seccomp, so without this flag an active filter means no ring
+ * (syscall threads, which the filter sees), whatever XSC_BACKEND says: an
+ * environment variable cannot switch a sandbox off by accident.  For
+ * programs that cannot set it (`xsc run`), the operator's explicit
+ * equivalent is XSC_SECCOMP_ALLOWS_IO_URING=1 (see docs/design.md). */
+#define XSC_SECCOMP_URING (1u << 4)
+
 /* xsc_config.spin_ns: the default, what xsc_config_init() puts there.
  * (0 cannot mean it: 0 is "never spin".) */
 #define XSC_SPIN_DEFAULT (~0u)
@@ -122,7 +131,7 @@ struct xsc_config {
 				    (20 us with more than one core, else 0) */
 	unsigned sq_idle_ms;	 /* SQPOLL poller idle time; 0 = 1000 */
 	unsigned flags;		 /* XSC_NONBLOCK, XSC_NO_ENV, XSC_QUIET,
-				    XSC_DEFER_TASKRUN */
+				    XSC_DEFER_TASKRUN, XSC_SECCOMP_URING */
 	/* Optional completion callback, run in the owner thread (from
 	 * xsc_poll, xsc_wait, xsc_post, xsc_flush) once per completed entry;
 	 * the entry is released right after it returns.  With a callback,

@@ -81,17 +81,30 @@ void xsc__probe(struct xsc *x)
 				"sqpoll, worker, inline; using auto\n", env);
 		x->cfg.backend = b < 0 ? XSC_BACKEND_AUTO : b;
 	}
-	if (x->pr.seccomp && x->cfg.backend == XSC_BACKEND_AUTO) {
+	/* io_uring requests bypass seccomp: with a filter active, a ring only
+	 * on the program's or the operator's explicit word, never because
+	 * XSC_BACKEND asks for one (include/xsc.h XSC_SECCOMP_URING) */
+	const char *ok = (x->cfg.flags & XSC_NO_ENV) ? NULL :
+			 getenv("XSC_SECCOMP_ALLOWS_IO_URING");
+	bool allowed = (x->cfg.flags & XSC_SECCOMP_URING) || (ok && !strcmp(ok, "1"));
+	bool ring = x->cfg.backend == XSC_BACKEND_AUTO || x->cfg.backend == XSC_BACKEND_URING ||
+		    x->cfg.backend == XSC_BACKEND_SQPOLL;
+	if (x->pr.seccomp && ring && !allowed) {
 		snprintf(x->reason, sizeof(x->reason), "a seccomp filter is active and "
-			 "io_uring would bypass it (set XSC_BACKEND=uring to override)");
+			 "io_uring would bypass it (XSC_SECCOMP_ALLOWS_IO_URING=1 if the "
+			 "filter allows what io_uring does)");
 		x->pr.reason = x->reason;
 		if (!quiet)
-			xsc__say("xsc: warning: %s; using syscall threads\n", x->reason);
+			xsc__say("xsc: warning: %s%s%s; using syscall threads\n", x->reason,
+				 x->cfg.backend != XSC_BACKEND_AUTO ? "; ignoring the asked " : "",
+				 x->cfg.backend == XSC_BACKEND_URING ? "uring" :
+				 x->cfg.backend == XSC_BACKEND_SQPOLL ? "sqpoll" : "");
+		x->cfg.backend = XSC_BACKEND_AUTO;
 		return;
 	}
-	if (x->pr.seccomp && !quiet)
+	if (x->pr.seccomp && ring && !quiet)
 		xsc__say("xsc: warning: a seccomp filter is active and io_uring "
-			"bypasses it\n");
+			"bypasses it (allowed explicitly)\n");
 	if (x->cfg.backend == XSC_BACKEND_WORKER || x->cfg.backend == XSC_BACKEND_INLINE)
 		return;
 	if (xsc__uring_setup(x) < 0 && !quiet)

@@ -56,14 +56,15 @@ static int route_of(const char *backend, long nr)
 	return r;
 }
 
-static int install_filter(void)
+/* A filter that answers EPERM for system call nr. */
+static int install_filter_nr(unsigned nr)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -72,6 +73,42 @@ static int install_filter(void)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -1;
 	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+}
+
+static int install_filter(void)
+{
+	return install_filter_nr(__NR_io_uring_setup);
+}
+
+/* In a child: a filter that allows io_uring but denies mkdir.  An
+ * environment variable asking for io_uring must not switch the filter
+ * off: mkdir through xsc gets the filter's EPERM, and nothing is made;
+ * only the explicit opt-in makes a ring. */
+static void sandbox_child(void)
+{
+	char path[300];
+	struct xsc_probe p;
+	struct xsc *x;
+
+	snprintf(path, sizeof(path), "%s/denied", scratch_dir());
+	CHECK_EQ(install_filter_nr(__NR_mkdir), 0);
+	for (int i = 0; i < 2; i++) {
+		setenv("XSC_BACKEND", i ? "sqpoll" : "uring", 1);
+		CHECK_EQ(xsc_open(&x, NULL), 0);
+		xsc_probe_get(x, &p);
+		CHECK_EQ(p.uring, 0);
+		CHECK(strstr(p.reason, "seccomp") != NULL);
+		CHECK_EQ(xsc_call(x, SYS_mkdir, path, 0755), -EPERM);
+		CHECK(access(path, F_OK) != 0);
+		CHECK_EQ(xsc_close(x), 0);
+	}
+	setenv("XSC_SECCOMP_ALLOWS_IO_URING", "1", 1);
+	setenv("XSC_BACKEND", "uring", 1);
+	CHECK_EQ(xsc_open(&x, NULL), 0);
+	xsc_probe_get(x, &p);
+	CHECK_EQ(p.uring, 1);	/* the operator's word: a ring */
+	CHECK_EQ(xsc_close(x), 0);
+	exit(0);
 }
 
 /* In a child: io_uring blocked by seccomp. */
@@ -83,13 +120,21 @@ static void seccomp_child(void)
 	CHECK_EQ(install_filter(), 0);
 	/* auto: seccomp active, so no io_uring at all, with a reason */
 	CHECK_EQ(route_of(NULL, SYS_read), XSC_BACKEND_WORKER);
-	/* forced uring: io_uring_setup fails with EPERM -> fallback */
+	/* forced uring: still no ring, the filter is active */
 	setenv("XSC_BACKEND", "uring", 1);
 	CHECK_EQ(xsc_open(&x, NULL), 0);
 	xsc_probe_get(x, &p);
 	printf("forced uring under seccomp: uring=%d reason=%s\n", p.uring, p.reason);
 	CHECK_EQ(p.uring, 0);
 	CHECK_EQ(p.seccomp, 1);
+	CHECK(strstr(p.reason, "seccomp filter is active") != NULL);
+	CHECK_EQ(xsc_close(x), 0);
+	/* with the opt-in it tries: io_uring_setup fails with EPERM ->
+	 * fallback, with that reason */
+	setenv("XSC_SECCOMP_ALLOWS_IO_URING", "1", 1);
+	CHECK_EQ(xsc_open(&x, NULL), 0);
+	xsc_probe_get(x, &p);
+	CHECK_EQ(p.uring, 0);
 	CHECK(strstr(p.reason, "io_uring_setup") != NULL);
 	CHECK(strstr(p.reason, "Operation not permitted") != NULL);
 	exercise(x);
@@ -121,6 +166,14 @@ int main(void)
 	CHECK(pid >= 0);
 	if (pid == 0)
 		seccomp_child();
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	scratch_dir();	/* made here, so this process removes it */
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		sandbox_child();
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFEXITED(status));
 	CHECK_EQ(WEXITSTATUS(status), 0);
