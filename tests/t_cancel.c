@@ -23,35 +23,6 @@
 #include "testlib.h"
 #include "xsc.h"
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Waits for entry id and takes its result; a cancel that never takes
- * effect fails the test instead of hanging it. */
-static long take_within(struct xsc *x, int id, double secs)
-{
-	double end = now_s() + secs;
-	long ret;
-
-	for (;;) {
-		xsc_poll(x);
-		if (xsc_result(x, id, &ret) == 0)
-			break;
-		if (now_s() > end) {
-			fprintf(stderr, "entry %d still in flight %.0f s after "
-				"its cancel\n", id, secs);
-			exit(1);
-		}
-		usleep(100);
-	}
-	CHECK_EQ(xsc_release(x, id), 0);
-	return ret;
-}
-
 /* Bytes waiting in pipe read end fd, read out without blocking. */
 static int drain(int fd)
 {

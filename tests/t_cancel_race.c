@@ -38,39 +38,11 @@ static uint64_t next(void)
 	return rng;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Up to ~20 us of busy waiting: sweeps the cancel across the completion. */
 static void jitter(void)
 {
 	for (unsigned n = next() % 2048; n; n--)
 		__builtin_ia32_pause();
-}
-
-/* Waits for entry id without hanging the test: a lost cancel fails. */
-static long take_within(struct xsc *x, int id, double secs)
-{
-	double end = now_s() + secs;
-	long ret;
-
-	for (;;) {
-		xsc_poll(x);
-		if (xsc_result(x, id, &ret) == 0)
-			break;
-		if (now_s() > end) {
-			fprintf(stderr, "entry %d still in flight %.0f s after "
-				"its cancel: the cancel was lost\n", id, secs);
-			exit(1);
-		}
-		usleep(20);
-	}
-	CHECK_EQ(xsc_release(x, id), 0);
-	return ret;
 }
 
 /* Bytes left in a pipe (its read end is non-blocking). */

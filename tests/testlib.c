@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <sys/syscall.h>
 #include <stdarg.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "xsc.h"
@@ -106,4 +107,31 @@ void finish_handle(struct xsc *x, const int p[2], int fds0)
 	close(p[1]);
 	CHECK_EQ(count_fds(), fds0);
 	printf("ok (%s)\n", test_backend());
+}
+
+double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+long take_within(struct xsc *x, int id, double secs)
+{
+	double end = now_s() + secs;
+	long ret;
+
+	for (;;) {
+		xsc_poll(x);
+		if (xsc_result(x, id, &ret) == 0)
+			break;
+		if (now_s() > end) {
+			fprintf(stderr, "entry %d still in flight %.0f s after its "
+				"cancel: the cancel was lost\n", id, secs);
+			exit(1);
+		}
+		usleep(20);
+	}
+	CHECK_EQ(xsc_release(x, id), 0);
+	return ret;
 }

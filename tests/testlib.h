@@ -31,6 +31,13 @@ int test_read_route(void);
 int test_sanitized(void);
 /* A fresh scratch directory under /tmp, removed at exit. */
 const char *scratch_dir(void);
+/* Seconds on the monotonic clock. */
+double now_s(void);
+/* Waits for entry id (polling) and takes its result; an entry still in
+ * flight `secs` after its cancel fails the test (a lost cancel) instead
+ * of hanging it. */
+struct xsc;
+long take_within(struct xsc *x, int id, double secs);
 /* The end of a handle test: every posted entry completed, xsc_close
  * returns 0, the pipe p is closed and the process is back to fds0 open
  * fds; prints "ok (backend)". */
