@@ -282,14 +282,17 @@ static int body(int argc, char **argv)
 		       "need an asynchronous executor)\n", nthreads);
 		return 42;
 	}
+	/* sleeps end in the order of their lengths; 100 ms apart: 10 ms
+	 * apart, two of them swapped on sqpoll in a `make test` run while
+	 * another job loaded both cores */
 	norder = 0;
-	long ms[5] = { 50, 10, 40, 20, 30 };
+	long ms[5] = { 500, 100, 400, 200, 300 };
 	for (int i = 0; i < 5; i++)
 		CHECK_EQ(xsc_thread_create(&t[i], NULL, sleeper, (void *)ms[i]), 0);
 	for (int i = 0; i < 5; i++)
 		CHECK_EQ(xsc_thread_join(t[i], NULL), 0);
 	for (int i = 0; i < 5; i++)
-		CHECK_EQ(order[i], 10 * (i + 1));
+		CHECK_EQ(order[i], 100 * (i + 1));
 
 	/* the worker executor holds one syscall thread per blocked fiber
 	 * (bounded at 256 per kernel thread): asked for, or the fallback
