@@ -43,6 +43,16 @@ static void c_read(void)
 	R("read across into PROT_NONE", SYS_read, fd, e, 10);
 	rec_b("edge bytes", e, 3);
 	obs_fd("fd after partial", fd);
+	/* the same with the file out of the page cache: io_uring's
+	 * non-blocking attempt says -EAGAIN, the blocking form runs and
+	 * leaves the position behind; xsc moves it */
+	lseek(fd, 0, SEEK_SET);
+	CHECK_EQ(fdatasync(fd), 0);
+	CHECK_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	e = edge(3);
+	R("read cold across into PROT_NONE", SYS_read, fd, e, 10);
+	rec_b("edge bytes", e, 3);
+	obs_fd("fd after cold partial", fd);
 	lseek(fd, 0, SEEK_SET);
 	R("read count 2^31", SYS_read, fd, b, 0x80000000L);
 	lseek(fd, 0, SEEK_SET);
@@ -291,6 +301,17 @@ static void c_preadv2_pwritev2(void)
 	R("preadv2 bad flags", SYS_preadv2, fd, &iov, 1, 0, 0, 0x100);
 	R("preadv2 flags 2^32 (truncated)", SYS_preadv2, fd, &iov, 1, 0, 0, 1L << 32);
 	R("preadv2 flags -1", SYS_preadv2, fd, &iov, 1, 0, 0, -1);
+	/* at the file position: the flags go to io_uring */
+	lseek(fd, 0, SEEK_SET);
+	R("preadv2 off -1 RWF_HIPRI", SYS_preadv2, fd, &iov, 1, -1, 0, RWF_HIPRI);
+	obs_fd("fd after HIPRI", fd);
+	/* the caller's own non-blocking form stopping at a fault moves
+	 * the position itself: nothing to add */
+	struct iovec ev = { edge(3), 10 };
+	R("preadv2 off -1 RWF_NOWAIT into PROT_NONE", SYS_preadv2, fd, &ev, 1, -1, 0,
+	  RWF_NOWAIT);
+	rec_b("edge bytes", ev.iov_base, 3);
+	obs_fd("fd after NOWAIT partial", fd);
 	R("pwritev2 off -1", SYS_pwritev2, fd, &w, 1, -1, 0, 0);
 	obs_fd("fd", fd);
 	R("pwritev2 RWF_APPEND", SYS_pwritev2, fd, &w, 1, 0, 0, RWF_APPEND);

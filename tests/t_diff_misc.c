@@ -318,7 +318,9 @@ static void c_waitid(void)
 	obs_si("si nowait", &si, p);
 	R("waitid NULL infop", SYS_waitid, P_PID, p, NULL, WEXITED, NULL);
 	p = child(4, 0);
+	memset(&ru, 0xff, sizeof(ru));
 	R("waitid with rusage", SYS_waitid, P_PID, p, &si, WEXITED, &ru);
+	rec_i("rusage filled", ru.ru_maxrss != -1);
 	p = child(5, 0);
 	R("waitid EFAULT infop", SYS_waitid, P_PID, p, 8, WEXITED, NULL);
 	R("waitid after EFAULT (reaped?)", SYS_waitid, P_PID, p, &si, WEXITED | WNOHANG, NULL);

@@ -1,10 +1,12 @@
 /* xsc_release of an entry posted and not flushed yet: returns 0, takes the
  * entry out of the batch (the call never runs: no byte reaches the pipe),
  * frees its id (a second release is -EINVAL), and leaves the rest of the
- * batch to run; the stats count it posted, never completed.
+ * batch to run; the stats count it posted, never completed.  An entry
+ * in flight is -EBUSY and stays to be taken.
  * xsc-test: per-backend */
 #include <fcntl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testlib.h"
@@ -65,6 +67,16 @@ int main(void)
 	xsc_stats_get(x, &s1);
 	CHECK_EQ(s1.posted - s0.posted, 5);
 	CHECK_EQ(s1.completed - s0.completed, 3);
+
+	/* in flight: -EBUSY, and the entry is still there to take */
+	struct timespec nap = { 0, 100 * 1000 * 1000 };
+	a = xsc_post(x, SYS_nanosleep, &nap, NULL);
+	CHECK_GE(a, 0);
+	CHECK_GE(xsc_flush(x), 0);
+	if (xsc_result(x, a, &ret) == -EINPROGRESS)	/* inline: done already */
+		CHECK_EQ(xsc_release(x, a), -EBUSY);
+	CHECK_EQ(xsc_take(x, a, &ret), 0);
+	CHECK_EQ(ret, 0);
 	CHECK_EQ(xsc_close(x), 0);
 	close(p[0]);
 	close(p[1]);
