@@ -27,7 +27,6 @@
 #include "sched.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <asm/prctl.h>
 #include <sched.h>
@@ -758,26 +757,13 @@ static int allowed_cpus(int *cpus, int max)
 	return n;
 }
 
-/* Reads a small file with raw calls (no stdio in the runtime). */
-static long read_small(const char *path, char *buf, size_t len)
-{
-	long fd = xsc__sys3(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC), n;
-
-	if (fd < 0)
-		return fd;
-	n = xsc__sys3(SYS_read, fd, buf, len - 1);
-	xsc__sys1(SYS_close, fd);
-	buf[n > 0 ? n : 0] = 0;
-	return n;
-}
-
 /* The tightest cgroup v2 CPU quota in CPUs (rounded up), or 0 for none. */
 static int cgroup_cpus(void)
 {
 	char cg[512], path[640], val[64];
 	int best = 0;
 
-	if (read_small("/proc/self/cgroup", cg, sizeof(cg)) <= 0 ||
+	if (xsc__read_small("/proc/self/cgroup", cg, sizeof(cg)) <= 0 ||
 	    strncmp(cg, "0::", 3) != 0)
 		return 0;
 	char *rel = cg + 3, *nl = strchr(rel, '\n');
@@ -787,7 +773,7 @@ static int cgroup_cpus(void)
 		long long quota, period;
 		snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cpu.max",
 			 strcmp(rel, "/") ? rel : "");
-		if (read_small(path, val, sizeof(val)) > 0 &&
+		if (xsc__read_small(path, val, sizeof(val)) > 0 &&
 		    sscanf(val, "%lld %lld", &quota, &period) == 2 && period > 0) {
 			int c = (int)((quota + period - 1) / period);
 			if (c > 0 && (!best || c < best))
