@@ -176,6 +176,16 @@ static void free_handle(struct xsc *x)
 	free(x);
 }
 
+/* Cancels every entry a syscall thread is running (xsc_close repeats
+ * it: a signal can land just before a worker enters its call). */
+static void cancel_workers(struct xsc *x)
+{
+	for (unsigned i = 0; i < x->n; i++)
+		if (x->slot[i].backend == XSC_BACKEND_WORKER &&
+		    st_get(&x->ent[i]) == XSC_BUSY)
+			xsc__worker_cancel(x, (int)i);
+}
+
 /* xsc_close from a thread that does not own x.  In a forked child
  * nothing in flight is the child's: unmap the ring (closing the child's
  * copy of its fd) and free the memory, joining no thread.  From another
@@ -189,10 +199,7 @@ static void close_foreign(struct xsc *x)
 	x->npending = 0;
 	if (!forked && x->wk) {
 		while (x->inflight_worker) {
-			for (unsigned i = 0; i < x->n; i++)
-				if (x->slot[i].backend == XSC_BACKEND_WORKER &&
-				    st_get(&x->ent[i]) == XSC_BUSY)
-					xsc__worker_cancel(x, (int)i);
+			cancel_workers(x);
 			if (!xsc__worker_reap(x))
 				xsc__futex_wait_kick(x, atomic_load(&x->cseq), 1000000);
 		}
@@ -228,10 +235,7 @@ XSC_EXPORT int xsc_close(struct xsc *x)
 		 * between two calls interrupts nothing; repeat it until the
 		 * entry is over (worker.c: "Cancel") */
 		if (x->wk && rounds++ % 8 == 0)
-			for (unsigned i = 0; i < x->n; i++)
-				if (x->slot[i].backend == XSC_BACKEND_WORKER &&
-				    st_get(&x->ent[i]) == XSC_BUSY)
-					xsc__worker_cancel(x, (int)i);
+			cancel_workers(x);
 		if (!reap(x))
 			block(x);
 	}
