@@ -194,6 +194,8 @@ struct xsc {
 				   when io_uring_enter fails for good
 				   (uring.c xsc__uring_lost) */
 	bool sqpoll;		/* the ring is an SQPOLL ring */
+	unsigned lost_mc_left;	/* multi-call SQEs the kernel never took when
+				   the ring was lost (uring.c) */
 	bool defer_tw;		/* DEFER_TASKRUN: completions post when we enter */
 	bool futex_armed;	/* a FUTEX_WAIT on cseq is queued */
 	bool reaping;		/* inside a reaper: no blocking call may be

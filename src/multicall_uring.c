@@ -486,9 +486,11 @@ void xsc__mc_cqe(struct xsc *x, uint64_t ud, int32_t res, uint32_t flags)
 		}
 }
 
-/* One io_uring_enter submits the run and waits for all of it.  False
- * when the ring cannot be entered any more (uring.c xsc__uring_lost):
- * nothing of the run was taken, and the chain goes on from r->next on
+/* One io_uring_enter submits the run and waits for all of it.  When the
+ * ring cannot be entered any more (uring.c xsc__uring_lost), the run is
+ * cut to the SQEs the kernel took (an SQPOLL poller may have taken a
+ * prefix without the enter): their results settle as usual, and false
+ * means it took none.  Either way the chain goes on from r->next on
  * another path. */
 static bool enter(struct urun *u)
 {
@@ -500,18 +502,22 @@ static bool enter(struct urun *u)
 	u->r->submits++;
 	if (x->sqpoll) {
 		xsc__uring_submit(x);
-		if (!x->have_ring)
-			return false;
 	} else {
 		x->st.crossings++;
 		ret = io_uring_submit_and_wait(&x->ring, u->m);
 		x->sq_ready = 0;
-		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 			xsc__uring_lost(x, ret);
-			return false;
-		}
 	}
-	for (;;) {
+	for (bool cut = false;;) {
+		if (!x->have_ring && !cut) {
+			/* lost in the submit or in a wait: the untaken SQEs
+			 * are the tail of the run */
+			cut = true;
+			if (x->lost_mc_left >= u->m)
+				return false;
+			u->m -= x->lost_mc_left;
+		}
 		xsc__uring_reap(x);
 		if (u->got >= u->m)
 			break;
@@ -649,7 +655,7 @@ void xsc__mc_uring_run(struct mc_run *r)
 	if (r->x->sq_ready)	/* others' SQEs first: one could stop a submit */
 		xsc__uring_submit(r->x);
 	if (register_slots(u)) {
-		while (!r->stopped) {
+		while (!r->stopped && r->x->have_ring) {
 			u->gen = ++st->gen;
 			u->m = build(u);
 			if (u->m) {

@@ -16,6 +16,7 @@
 #include "uring_prep.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,25 +207,74 @@ struct io_uring_sqe *xsc__sqe_slow(struct xsc *x, int id, int part)
  *
  * io_uring_enter can start failing for good in the middle of a handle's
  * life: a seccomp filter installed after xsc_open denies it (-EPERM), the
- * ring's registered fd is gone.  Then no SQE still in the SQ will ever be
- * consumed: the kernel takes SQEs only inside io_uring_enter (an SQPOLL
- * poller that sleeps needs an enter to wake), and the ring is closed
- * before anything could enter it again.  So each entry whose SQE is still
- * there is taken back and goes to the fallback executor exactly once, the
- * rest of a short write ends with the count written so far, and later
- * calls are routed around the ring.  Entries the kernel already took
- * complete as before (their CQEs need no enter: task work runs on any
- * system call, and waits poll the CQ).  When the error says a sandbox
- * refused (-EPERM, -EACCES), syscall threads that predate it could
- * escape it, so everything runs in the caller from then on: more
- * restrictive than native at worst, never less (docs/security.md). */
+ * ring's registered fd is gone.  Without SQPOLL no SQE still in the SQ
+ * will ever be consumed: the kernel takes SQEs only inside io_uring_enter,
+ * so everything past the SQ head is still ours.  An SQPOLL poller takes
+ * published SQEs without any enter, at any moment; sqpoll_taken() makes
+ * the boundary exact first.  Each entry whose SQE the kernel did not take
+ * goes to the fallback executor exactly once, the rest of a short write
+ * ends with the count written so far, and later calls are routed around
+ * the ring.  Entries the kernel took complete as before (their CQEs need
+ * no enter: task work runs on any system call, an SQPOLL poller posts its
+ * own, and waits poll the CQ).  When the error says a sandbox refused
+ * (-EPERM, -EACCES), syscall threads that predate it could escape it, so
+ * everything runs in the caller from then on: more restrictive than
+ * native at worst, never less (docs/security.md). */
+
+/* The first published SQ slot the SQPOLL poller did not take, with the
+ * guarantee that it never will.  Reading the SQ head is not enough: the
+ * poller may be reading the next slot right now.  So every published
+ * slot's SQ array entry is pointed out of range, from the tail back to
+ * the head.  The kernel reads each array entry once (one 32-bit load), in
+ * increasing order, and drops an out-of-range index without a CQE,
+ * counting it in sq_dropped.  Written backwards, the slots it still read
+ * intact form a prefix, whose length is the slots consumed minus the
+ * slots dropped, read at a moment the poller is not between a drop and
+ * committing the head: once the head reached the tail, or when two reads
+ * agree while the poller shows IORING_SQ_NEED_WAKEUP (it sets the flag
+ * only after committing, and clears it before reading again).  The
+ * poller never stays busy, so the wait is short; it needs no system
+ * call. */
+static unsigned sqpoll_taken(struct xsc *x)
+{
+	struct io_uring_sq *sq = &x->ring.sq;
+	unsigned tail = IO_URING_READ_ONCE(*sq->ktail);	/* we publish it */
+	unsigned d0 = io_uring_smp_load_acquire(sq->kdropped);
+	unsigned head = io_uring_smp_load_acquire(sq->khead);
+
+	for (unsigned i = tail; i != head;) {
+		i--;
+		IO_URING_WRITE_ONCE(sq->array[i & sq->ring_mask], ~0u);
+	}
+	io_uring_smp_mb();
+	for (unsigned spins = 0;; spins++) {
+		unsigned f1 = io_uring_smp_load_acquire(sq->kflags);
+		unsigned d1 = io_uring_smp_load_acquire(sq->kdropped);
+		unsigned k1 = io_uring_smp_load_acquire(sq->khead);
+
+		if (k1 == tail)	/* drops are counted before the commit */
+			return tail - (io_uring_smp_load_acquire(sq->kdropped) - d0);
+		unsigned f2 = io_uring_smp_load_acquire(sq->kflags);
+		unsigned d2 = io_uring_smp_load_acquire(sq->kdropped);
+		unsigned k2 = io_uring_smp_load_acquire(sq->khead);
+		if ((f1 & f2 & IORING_SQ_NEED_WAKEUP) && d1 == d2 && k1 == k2)
+			return k1 - (d1 - d0);
+		if (spins & 63)
+			__builtin_ia32_pause();
+		else
+			sched_yield();	/* the poller may need this CPU */
+	}
+}
+
 void xsc__uring_lost(struct xsc *x, int err)
 {
 	struct io_uring_sq *sq = &x->ring.sq;
-	unsigned head = io_uring_smp_load_acquire(sq->khead);
+	unsigned from = x->sqpoll ? sqpoll_taken(x)
+				  : io_uring_smp_load_acquire(sq->khead);
 
 	x->have_ring = false;
 	x->futex_armed = false;
+	x->lost_mc_left = 0;
 	snprintf(x->reason, sizeof(x->reason), "io_uring_enter failed: %s%s",
 		 strerror(-err), err == -EPERM || err == -EACCES ?
 		 " (a sandbox refused it)" : "");
@@ -235,13 +285,17 @@ void xsc__uring_lost(struct xsc *x, int err)
 		xsc__say("xsc: %s; calls run on the fallback executors from now on\n",
 			 x->reason);
 	xsc__route_all(x);
-	for (unsigned i = head; i != sq->sqe_tail; i++) {
+	for (unsigned i = from; i != sq->sqe_tail; i++) {
 		uint64_t ud = sq->sqes[i & sq->ring_mask].user_data;
 		int id = (int)(ud >> 2);
 		struct xsc_slot *s;
 
-		if (ud & XSC_UD_MC)
-			continue;	/* reserved, or a multi-call's: it checks */
+		if (ud == UD_FUTEX || ud == UD_CANCEL)
+			continue;	/* reserved: nobody waits for it */
+		if (ud & XSC_UD_MC) {
+			x->lost_mc_left++;	/* a multi-call's: enter() settles */
+			continue;
+		}
 		s = slot_of(x, id);
 		if (s->backend > XSC_BACKEND_SQPOLL || !s->parts)
 			continue;	/* taken back already (its other part) */
@@ -299,6 +353,8 @@ static void finish_slow(struct xsc *x, int id)
 		return;		/* a new SQE is queued: still in flight */
 	if (ret == XSC_RESUBMIT && atomic_load(&s->canceled))
 		ret = -ECANCELED;	/* canceled before it ran */
+	if (ret == XSC_RESUBMIT && !x->have_ring)
+		ret = XSC_RETRY_SYNC;	/* the ring was lost: nothing ran yet */
 	if (ret == XSC_RESUBMIT) {
 		s->mode = XSC_M_BLOCK;
 		int parts = d->prep(x, id);

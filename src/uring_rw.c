@@ -276,8 +276,9 @@ static long rest_next(struct xsc *x, int id)
 	struct wsrc w;
 	long n;
 
-	if (atomic_load(&s->canceled) || !write_source(x, id, &w))
-		return s->acc;
+	if (atomic_load(&s->canceled) || !x->have_ring ||
+	    !write_source(x, id, &w))
+		return s->acc;	/* canceled, or the ring was lost: the count */
 	n = rest_window(x, id, &w, s->acc);
 	if (n <= 0)
 		return s->acc;	/* all written, or the rest faults: the count */
