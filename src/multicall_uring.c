@@ -82,6 +82,11 @@ struct urun {
 	unsigned ncls;
 	int cls_fd[NCLS];
 	uint8_t cls_kind[NCLS];
+	bool cls_append[NCLS];	/* O_APPEND */
+	bool cls_pos_ok[NCLS];	/* cls_pos holds the position at the build */
+	int64_t cls_pos[NCLS];	/* position before the build's first SQE */
+	int64_t cls_adv[NCLS];	/* bytes the build's SQEs move it, if whole */
+	int64_t start[CAP];	/* position each rw SQE starts at: see track() */
 	int32_t res[CAP];
 	uint8_t call[CAP];
 	bool fixed[CAP];
@@ -268,6 +273,8 @@ static int classify(struct urun *u, long fd, bool need_type)
 	if (i >= 0) {
 		u->cls_fd[i] = (int)fd;
 		u->cls_kind[i] = (uint8_t)kind;
+		u->cls_append[i] = (fl & O_APPEND) != 0;
+		u->cls_pos_ok[i] = false;
 	}
 	return kind;
 }
@@ -325,7 +332,8 @@ static int plan(struct urun *u, unsigned it, unsigned i, unsigned m,
 		return FITS_U32(a[2]) ? PLAN_QUEUE : -EINVAL;
 	if (!FITS_U32(a[2]))
 		return PLAN_SYNC;
-	int kind = classify(u, a[0], nr != SYS_read);
+	/* the type of a read's fd too: its position is tracked (track()) */
+	int kind = classify(u, a[0], true);
 	if (kind == K_NB || (positional(nr) && kind != K_REG))
 		return PLAN_SYNC;
 	return PLAN_QUEUE;
@@ -429,6 +437,49 @@ static long run_one_sync(struct urun *u, const int64_t a[6], long nr)
 	return xsc__exec_sync(&e);
 }
 
+/* Where read/write SQE j starts in its file, for repair(): io_uring does
+ * not always move the file position when a transfer stops short.  When
+ * io_uring's first, non-blocking try moved some bytes and its retry
+ * failed (at a fault), it leaves the position where it was; when the
+ * transfer ran blocking in one go (a link's head goes to io-wq) it moves
+ * it as read(2) does (both measured on 6.18).  So the position of each
+ * regular file is read once per build, before its first read or write,
+ * and each SQE's start is that plus what the SQEs before it move if they
+ * are whole: a short one breaks the link, and the SQEs behind it do not
+ * run.  -1: no position to keep (pipes, sockets, direct descriptors),
+ * -2: O_APPEND write (it ends at the end of the file). */
+static int64_t track(struct urun *u, unsigned m, unsigned i)
+{
+	long nr = u->r->c[i].nr;
+	const int64_t *a = u->a[m];
+	int k;
+
+	if (u->fixed[m] || !mc_is_rw(nr) || positional(nr) ||
+	    (k = lookup(u, (int)a[0])) < 0 || u->cls_kind[k] != K_REG)
+		return -1;
+	if (nr == SYS_write && u->cls_append[k])
+		return -2;
+	if (!u->cls_pos_ok[k]) {
+		u->r->x->st.crossings++;
+		long pos = xsc__sys3(SYS_lseek, a[0], 0, SEEK_CUR);
+		if (pos < 0)
+			return -1;
+		u->cls_pos[k] = pos;
+		u->cls_adv[k] = 0;
+		u->cls_pos_ok[k] = true;
+	}
+	int64_t start = u->cls_pos[k] + u->cls_adv[k];
+	u->cls_adv[k] += a[2];
+	return start;
+}
+
+/* The positions read for a build hold for it alone. */
+static void forget_positions(struct urun *u)
+{
+	for (unsigned k = 0; k < u->ncls; k++)
+		u->cls_pos_ok[k] = false;
+}
+
 /* Queues SQEs from the run's position; returns how many (0 once the run
  * stopped while settling calls that needed no SQE). */
 static unsigned build(struct urun *u)
@@ -443,6 +494,7 @@ static unsigned build(struct urun *u)
 		space = CAP;
 	if (it_end > r->max)
 		it_end = r->max;
+	forget_positions(u);
 	while (more && m < space && !r->stopped) {
 		int64_t a[6];
 		bool fixed;
@@ -454,6 +506,7 @@ static unsigned build(struct urun *u)
 		if (p != PLAN_QUEUE) {	/* first of the build: settle here */
 			long ret = p < 0 ? p : run_one_sync(u, a, r->c[i].nr);
 			settle(u, i, ret, a, fixed);
+			forget_positions(u);	/* it may have moved one */
 			it = r->iter;
 			i = r->next;
 			continue;
@@ -461,6 +514,7 @@ static unsigned build(struct urun *u)
 		memcpy(u->a[m], a, sizeof(a));
 		u->call[m] = (uint8_t)i;
 		u->fixed[m] = fixed;
+		u->start[m] = track(u, m, i);
 		prep(u, m, i);
 		m++;
 		if (!cond_breaks(u, m - 1, i))
@@ -537,7 +591,6 @@ static long repair(struct urun *u, unsigned j, long res)
 	struct xsc *x = u->r->x;
 	const int64_t *a = u->a[j];
 	long nr = u->r->c[u->call[j]].nr;
-	char ch;
 
 	if (u->fixed[j])
 		return res;
@@ -553,12 +606,14 @@ static long repair(struct urun *u, unsigned j, long res)
 		long more = xsc__call_own(x, SYS_write, a[0], a[1] + res, a[2] - res);
 		return more > 0 ? res + more : res;
 	}
-	if (res > 0 && !positional(nr)) {
+	if (res > 0 && u->start[j] != -1) {
+		/* the position read(2)/write(2) would leave, wherever io_uring
+		 * left it (track()) */
 		x->st.crossings++;
-		if (xsc__ucopy_in(&ch, (const char *)a[1] + res, 1) < 0) {
-			x->st.crossings++;	/* stopped at a fault: see uring_rw.c */
-			xsc__sys3(SYS_lseek, a[0], res, SEEK_CUR);
-		}
+		if (u->start[j] == -2)
+			xsc__sys3(SYS_lseek, a[0], 0, SEEK_END);
+		else
+			xsc__sys3(SYS_lseek, a[0], u->start[j] + res, SEEK_SET);
 	}
 	return res;
 }

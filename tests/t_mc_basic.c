@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/stat.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -336,6 +337,66 @@ static void forged(struct xsc *x, int p[2])
 	fcntl(p[0], F_SETFL, 0);
 }
 
+/* A chain's read or write that stops at a fault, on a regular file: the
+ * count is what read(2)/write(2) give, the position moves by the count
+ * as they move it, and the next call goes on from there.  io_uring moves
+ * the position or not depending on how it ran the transfer (in one go,
+ * or a non-blocking try and a retry that faulted), so every variant:
+ * the faulting call first in the chain or after another, page cache
+ * cold or warm, read or write, on each path. */
+static void fault_pos(struct xsc *x, const char *dir)
+{
+	struct xsc_mc c[3];
+	struct xsc_mc_opts o;
+	char path[300], next[4], one;
+	char *pg = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	CHECK(pg != MAP_FAILED);
+	memcpy(pg + 4096 - 3, "abc", 3);
+	CHECK_EQ(mprotect(pg + 4096, 4096, PROT_NONE), 0);
+	snprintf(path, sizeof(path), "%s/cold", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	for (int v = 0; v < 8; v++) {
+		bool cold = v & 1, lead = v & 2, wr = v & 4;
+		for (int path_i = XSC_MC_AUTO; path_i <= XSC_MC_INLINE; path_i++) {
+			unsigned n = 0, f;
+			CHECK_EQ(ftruncate(fd, 0), 0);
+			CHECK_EQ(pwrite(fd, "0123456789", 10, 0), 10);
+			CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
+			CHECK_EQ(fdatasync(fd), 0);
+			if (cold)
+				CHECK_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+			if (lead)
+				set(&c[n++], SYS_read, 0, fd, (long)&one, 1, 0, 0);
+			f = n;
+			set(&c[n++], wr ? SYS_write : SYS_read, 0, fd,
+			    (long)(pg + 4096 - 3), 7, 0, 0);
+			memset(next, 0, sizeof(next));
+			set(&c[n++], SYS_read, 0, fd, (long)next, 2, 0, 0);
+			xsc_mc_opts_init(&o);
+			o.path = path_i;
+			int r = xsc_multicall_ex(x, c, n, &o, NULL);
+			if (r == -EOPNOTSUPP || r == -ENOSYS)
+				continue;	/* that path declined the chain */
+			long at = lead ? 1 : 0;
+			if (c[f].ret != 3 || c[f + 1].ret != 2 ||
+			    memcmp(next, "0123456789" + at + 3, 2) != 0 ||
+			    lseek(fd, 0, SEEK_CUR) != at + 5) {
+				fprintf(stderr, "fault_pos %s%s%s path %d: ret %ld, next "
+					"ret %ld \"%.2s\", position %ld (want 3, 2 \"%.2s\", %ld)\n",
+					wr ? "write" : "read", cold ? " cold" : "",
+					lead ? " after a read" : "", path_i, (long)c[f].ret,
+					(long)c[f + 1].ret, next, (long)lseek(fd, 0, SEEK_CUR),
+					"0123456789" + at + 3, at + 5);
+				exit(1);
+			}
+		}
+	}
+	close(fd);
+	munmap(pg, 8192);
+}
+
 int main(void)
 {
 	int fds0 = count_fds(), p[2];
@@ -349,6 +410,7 @@ int main(void)
 	loop_pipe(x, scratch_dir());
 	paths(x, scratch_dir());
 	whole_file(x, scratch_dir());
+	fault_pos(x, scratch_dir());
 	finish_handle(x, p, fds0);
 	return 0;
 }
