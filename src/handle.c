@@ -470,6 +470,10 @@ static void run_inline(struct xsc *x, int id)
 static __attribute__((noinline)) bool dispatch_other(struct xsc *x, int id,
 						      int b)
 {
+	if (xsc__bound(xsc__sysdef(x->ent[id].sysno), x->ent[id].args)) {
+		run_inline(x, id);	/* its arguments tie it to this thread */
+		return false;
+	}
 	if (b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL) {
 		x->st.declined++;
 		b = xsc__fallback_route(x, x->ent[id].sysno);
@@ -482,7 +486,8 @@ static __attribute__((noinline)) bool dispatch_other(struct xsc *x, int id,
 
 void xsc__redispatch(struct xsc *x, int id)
 {
-	if (xsc__fallback_route(x, x->ent[id].sysno) == XSC_BACKEND_WORKER &&
+	if (!xsc__bound(xsc__sysdef(x->ent[id].sysno), x->ent[id].args) &&
+	    xsc__fallback_route(x, x->ent[id].sysno) == XSC_BACKEND_WORKER &&
 	    start_worker(x, id) == 0) {
 		xsc__worker_kick(x);
 		return;
@@ -512,7 +517,9 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 		h = (h + 1) & x->pend_mask;
 		left--;
 		n++;
-		if (b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL) {
+		if ((b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL) &&
+		    !__builtin_expect(xsc__sys[e->sysno].bound &&
+				      xsc__sys[e->sysno].bound(e->args), 0)) {
 			int parts = xsc__sys[e->sysno].prep(x, id);
 			if (parts > 0) {
 				/* few values live across the call: x's fields

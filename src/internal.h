@@ -98,7 +98,17 @@ struct xsc_sysdef {
 	xsc_done_fn done;	/* NULL: the CQE result is the result */
 	const char *args;	/* argument kinds, for docs and tools */
 	const char *note;	/* limits of the io_uring mapping */
+	/* non-NULL: with these arguments the call depends on the calling
+	 * thread (a PI futex, __WNOTHREAD, a wait with a signal mask), and
+	 * then runs on it whatever the row's route (xsc__bound) */
+	bool (*bound)(const int64_t a[6]);
 };
+
+/* The call depends on the calling thread: by its row, or by its arguments. */
+static inline bool xsc__bound(const struct xsc_sysdef *d, const int64_t a[6])
+{
+	return (d->flags & XSC_F_THREAD) || (d->bound && d->bound(a));
+}
 
 extern const struct xsc_sysdef xsc__sys[XSC_NR_MAX];
 const struct xsc_sysdef *xsc__sysdef(long nr);

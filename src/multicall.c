@@ -391,8 +391,8 @@ static struct scan scan_routes(const struct mc_run *r)
 		if (nr < 0 || nr >= XSC_NR_MAX)
 			continue;
 		int b = r->x->head[nr].route;
-		if (xsc__sys[nr].flags & XSC_F_THREAD)
-			s.thread = true;
+		if ((xsc__sys[nr].flags & XSC_F_THREAD) || xsc__sys[nr].bound)
+			s.thread = true;	/* by row, or by arguments */
 		if (b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL)
 			b = xsc__fallback_route(r->x, nr);
 		s.worker |= b == XSC_BACKEND_WORKER;

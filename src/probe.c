@@ -151,13 +151,20 @@ static void route_one(struct xsc *x, long nr, unsigned *nmissing)
 		x->why[nr] = "depends on the calling thread";
 		return;
 	}
+	if (!d->name) {
+		/* a number newer than the table: whatever it does, the caller
+		 * runs it, so it cannot act on the wrong thread */
+		x->head[nr].route = XSC_BACKEND_INLINE;
+		x->why[nr] = "unknown number: runs in the caller, the kernel decides";
+		return;
+	}
 	if (d->prep && (d->flags & XSC_F_CHEAP) && x->cfg.backend == XSC_BACKEND_AUTO) {
 		x->head[nr].route = XSC_BACKEND_INLINE;
 		x->why[nr] = "cheaper inline than its io_uring form (XSC_BACKEND=uring forces it)";
 		return;
 	}
 	if (!d->prep) {
-		why = d->name ? "no io_uring form" : "unknown number: the kernel decides";
+		why = "no io_uring form";
 	} else if (!x->have_ring) {
 		why = x->cfg.backend == XSC_BACKEND_WORKER ? "XSC_BACKEND=worker" :
 		      x->cfg.backend == XSC_BACKEND_INLINE ? "XSC_BACKEND=inline" :

@@ -13,7 +13,9 @@
  */
 #include "uring_prep.h"
 
+#include <linux/futex.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #define B XSC_F_BLOCK
 #define T XSC_F_THREAD
@@ -38,6 +40,44 @@
 #define NBNOTE "; non-blocking attempt first (O_NONBLOCK exact)"
 #define POSNOTE NBNOTE "; an explicit offset: fallback (-ESPIPE exact)"
 
+/* Numbers newer than the C library's headers. */
+#ifndef SYS_uretprobe
+#define SYS_uretprobe 335
+#endif
+#define XSC_NEWER(X) X(cachestat, 451) X(fchmodat2, 452) X(map_shadow_stack, 453) \
+	X(futex_wake, 454) X(futex_wait, 455) X(futex_requeue, 456) \
+	X(statmount, 457) X(listmount, 458) X(lsm_get_self_attr, 459) \
+	X(lsm_set_self_attr, 460) X(lsm_list_modules, 461) X(mseal, 462) \
+	X(setxattrat, 463) X(getxattrat, 464) X(listxattrat, 465) \
+	X(removexattrat, 466) X(open_tree_attr, 467) X(file_getattr, 468) \
+	X(file_setattr, 469)
+#define XSC_NEWER_NR(nm, n) SYS_##nm##_xsc = n,
+enum { XSC_NEWER(XSC_NEWER_NR) };
+
+/* ---- arguments that make a call depend on the calling thread ---------- */
+
+/* Priority-inheritance futexes record the caller's thread id as owner. */
+static bool futex_bound(const int64_t a[6])
+{
+	switch (a[1] & FUTEX_CMD_MASK) {
+	case FUTEX_LOCK_PI: case FUTEX_UNLOCK_PI: case FUTEX_TRYLOCK_PI:
+	case FUTEX_WAIT_REQUEUE_PI: case FUTEX_CMP_REQUEUE_PI: case 13 /* LOCK_PI2 */:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* __WNOTHREAD: children of the calling thread alone. */
+static bool wait4_bound(const int64_t a[6]) { return (a[2] & __WNOTHREAD) != 0; }
+static bool waitid_bound(const int64_t a[6]) { return (a[3] & __WNOTHREAD) != 0; }
+
+/* A signal mask set for the wait is the calling thread's, and the signals
+ * that end the wait are the ones delivered to it. */
+static bool ppoll_bound(const int64_t a[6]) { return a[3] != 0; }
+static bool pselect6_bound(const int64_t a[6]) { return a[5] != 0; }
+static bool epoll_pwait_bound(const int64_t a[6]) { return a[4] != 0; }
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverride-init"
 
@@ -45,6 +85,10 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 #define XSC_SYSNAME(nr, nm) [nr] = { .name = #nm, .nargs = 6, .flags = B },
 #include "sysnames.h"
 #undef XSC_SYSNAME
+
+#define XSC_NEWER_ROW(nm, n) [n] = { .name = #nm, .nargs = 6, .flags = B },
+	XSC_NEWER(XSC_NEWER_ROW)
+#undef XSC_NEWER_ROW
 
 	[XSC_NR_NOP] = { .name = "xsc_nop", .nargs = 0, .flags = K,
 			 .op = { IORING_OP_NOP, 0 }, .prep = xsc__prep_nop,
@@ -128,10 +172,16 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 	      xsc__prep_clock_nanosleep, xsc__done_sleep, "; MONOTONIC/REALTIME/BOOTTIME"),
 	URING2(poll, 3, B, IORING_OP_POLL_ADD, IORING_OP_LINK_TIMEOUT, "pollfd_io,n,ms",
 	       xsc__prep_poll, xsc__done_poll, "; one fd, timeout != 0; pollfd via checked copies"),
-	URING(futex, 6, B, XSC_OP_FUTEX_WAIT, "uaddr,op,val,ts_in,uaddr2,val3", xsc__prep_futex,
-	      NULL, "; WAIT/WAKE(+BITSET) without timeout; rest: fallback"),
-	URING(waitid, 5, B, XSC_OP_WAITID, "which,pid,info_out,options,rusage_out",
-	      xsc__prep_waitid, xsc__done_waitid, "; rusage: fallback"),
+	[SYS_futex] = { .name = "futex", .nargs = 6, .flags = B | K,
+			.op = { XSC_OP_FUTEX_WAIT, 0 }, .prep = xsc__prep_futex,
+			.args = "uaddr,op,val,ts_in,uaddr2,val3", .bound = futex_bound,
+			.note = "io_uring; WAIT/WAKE(+BITSET) without timeout; PI ops: "
+				"the caller; rest: fallback" },
+	[SYS_waitid] = { .name = "waitid", .nargs = 5, .flags = B | K,
+			 .op = { XSC_OP_WAITID, 0 }, .prep = xsc__prep_waitid,
+			 .done = xsc__done_waitid, .bound = waitid_bound,
+			 .args = "which,pid,info_out,options,rusage_out",
+			 .note = "io_uring; rusage: fallback; __WNOTHREAD: the caller" },
 
 	/* ---- no io_uring form: syscall threads or inline ----------------- */
 	ROW(getppid, 0, 0, ""), ROW(getpid, 0, 0, ""),
@@ -151,8 +201,17 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 	ROW(gettimeofday, 2, 0, "out,out"), ROW(time, 1, 0, "out"),
 	ROW(getdents64, 3, B, "fd,out,len"), ROW(ioctl, 3, B, "fd,req,arg"),
 	ROW(fcntl, 3, B, "fd,cmd,arg"), ROW(epoll_wait, 4, B, "epfd,out,n,ms"),
-	ROW(select, 5, B, "n,io,io,io,tv"), ROW(ppoll, 5, B, "fds,n,ts,mask,size"),
-	ROW(wait4, 4, B, "pid,status_out,options,rusage_out"),
+	ROW(select, 5, B, "n,io,io,io,tv"),
+	[SYS_ppoll] = { .name = "ppoll", .nargs = 5, .flags = B | K, .bound = ppoll_bound,
+			.args = "fds,n,ts,mask,size" },
+	[SYS_pselect6] = { .name = "pselect6", .nargs = 6, .flags = B | K,
+			   .bound = pselect6_bound, .args = "n,io,io,io,ts,mask" },
+	[SYS_epoll_pwait] = { .name = "epoll_pwait", .nargs = 6, .flags = B | K,
+			      .bound = epoll_pwait_bound, .args = "epfd,out,n,ms,mask,size" },
+	[SYS_epoll_pwait2] = { .name = "epoll_pwait2", .nargs = 6, .flags = B | K,
+			       .bound = epoll_pwait_bound, .args = "epfd,out,n,ts,mask,size" },
+	[SYS_wait4] = { .name = "wait4", .nargs = 4, .flags = B | K, .bound = wait4_bound,
+			.args = "pid,status_out,options,rusage_out" },
 	ROW(sendfile, 4, B, "fd,fd,offp,len"), ROW(copy_file_range, 6, B, "fd,offp,fd,offp,len,flags"),
 	ROW(access, 2, B, "path,mode"), ROW(faccessat, 3, B, "dirfd,path,mode"),
 	ROW(chdir, 1, B, "path"), ROW(fchdir, 1, 0, "fd"), ROW(readlink, 3, B, "path,out,len"),
@@ -199,6 +258,15 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 	ROW(get_mempolicy, 5, T, "out,nodemask,maxnode,addr,flags"),
 	ROW(ioperm, 3, T, "from,num,on"), ROW(iopl, 1, T, "level"),
 	ROW(pkey_alloc, 2, T, "flags,rights"),
+	/* the round-robin slice of thread 0 (the caller); the calling task's
+	 * LSM attributes ("current" of AppArmor, SELinux...); a uretprobe's
+	 * return, valid only from its trampoline */
+	ROW(sched_rr_get_interval, 2, T, "pid,out"),
+	[SYS_lsm_get_self_attr_xsc] = { .name = "lsm_get_self_attr", .nargs = 4,
+		.flags = T | K, .args = "attr,out,size_io,flags" },
+	[SYS_lsm_set_self_attr_xsc] = { .name = "lsm_set_self_attr", .nargs = 4,
+		.flags = T | K, .args = "attr,in,size,flags" },
+	ROW(uretprobe, 0, T, ""),
 	/* measure or signal the calling thread: pid 0 of perf_event_open,
 	 * CLOCK_THREAD_CPUTIME_ID and SIGEV_THREAD_ID timers, thread clocks */
 	ROW(perf_event_open, 5, T, "attr,pid,cpu,group_fd,flags"),

@@ -187,12 +187,14 @@ static long exec(const struct xsc_entry *e, struct xsc_slot *s)
 {
 	const struct xsc_sysdef *d = xsc__sysdef(e->sysno);
 
-	if (!(d->flags & (XSC_F_THREAD | XSC_F_REFUSE)) &&
+	bool bound = xsc__bound(d, e->args);
+
+	if (!bound && !(d->flags & XSC_F_REFUSE) &&
 	    e->sysno != XSC_NR_NOP && e->sysno != XSC_NR_MC)
 		return xsc__syscall_cp(&s->canceled, e->sysno, e->args);
 	if (atomic_load(&s->canceled))
 		return -ECANCELED;
-	if (d->flags & XSC_F_THREAD)
+	if (bound)
 		return -EINVAL;	/* its meaning depends on the calling thread */
 	return xsc__exec_sync(e);	/* a chain, NOP or refused number */
 }

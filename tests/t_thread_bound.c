@@ -6,9 +6,19 @@
  *  - keyctl: the thread keyring created through xsc is the caller's;
  *  - io_uring_setup(SINGLE_ISSUER): the ring belongs to the caller, whose
  *    own io_uring_enter on it then succeeds (-EEXIST otherwise);
- *  - prctl(PR_SET_NAME): the caller's name changes.
+ *  - prctl(PR_SET_NAME): the caller's name changes;
+ *  - by their arguments: a PI futex records the caller's thread id as
+ *    owner; waitid/wait4 with __WNOTHREAD reap the caller's own child;
+ *    ppoll with a signal mask is ended by a signal sent to the caller;
+ *  - numbers the table does not know, and the LSM self-attribute calls,
+ *    are routed to the caller.
  * xsc-test: per-backend */
+#include <linux/futex.h>
 #include <linux/io_uring.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <linux/keyctl.h>
 #include <linux/perf_event.h>
 #include <sys/prctl.h>
@@ -95,6 +105,91 @@ static void name(void)
 	CHECK(strcmp(got, "xsc-bound") == 0);
 }
 
+static void pi_futex(void)
+{
+	uint32_t w = 0;
+
+	CHECK_EQ(xsc_call(x, SYS_futex, &w, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0), 0);
+	CHECK_EQ(w, (uint32_t)gettid());	/* the owner is the caller */
+	CHECK_EQ(xsc_call(x, SYS_futex, &w, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0), 0);
+	CHECK_EQ(w, 0);
+}
+
+static pid_t child(int code)
+{
+	pid_t pid = fork();
+
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(code);
+	return pid;
+}
+
+static void wnothread(void)
+{
+	siginfo_t si;
+	int status = 0;
+	pid_t pid = child(7);
+
+	memset(&si, 0, sizeof(si));
+	CHECK_EQ(xsc_call(x, SYS_waitid, P_PID, pid, &si, WEXITED | __WNOTHREAD, NULL), 0);
+	CHECK_EQ(si.si_pid, pid);
+	CHECK_EQ(si.si_status, 7);
+	pid = child(9);
+	CHECK_EQ(xsc_call(x, SYS_wait4, pid, &status, __WNOTHREAD, NULL), pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 9);
+}
+
+static void on_usr1(int sig) { (void)sig; }
+
+static void *poke(void *tid)
+{
+	usleep(100000);
+	syscall(SYS_tgkill, getpid(), *(pid_t *)tid, SIGUSR1);
+	return NULL;
+}
+
+static void masked_wait(void)
+{
+	struct sigaction sa;
+	sigset_t block, none;
+	struct pollfd pfd;
+	struct timespec ts = { 5, 0 };
+	pthread_t t;
+	pid_t me = gettid();
+	int p[2];
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	sigemptyset(&none);
+	CHECK_EQ(pthread_sigmask(SIG_BLOCK, &block, NULL), 0);
+	CHECK_EQ(pipe(p), 0);
+	pfd = (struct pollfd){ p[0], POLLIN, 0 };
+	CHECK_EQ(pthread_create(&t, NULL, poke, &me), 0);
+	double t0 = now_s();
+	/* the wait unblocks SIGUSR1 for the caller: the signal sent to the
+	 * caller ends it at once, not the 5 s timeout */
+	CHECK_EQ(xsc_call(x, SYS_ppoll, &pfd, 1, &ts, &none, 8), -EINTR);
+	CHECK(now_s() - t0 < 4);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	CHECK_EQ(pthread_sigmask(SIG_UNBLOCK, &block, NULL), 0);
+	close(p[0]);
+	close(p[1]);
+}
+
+static void routes(void)
+{
+	const char *why;
+
+	CHECK_EQ(xsc_route(x, 459, &why), XSC_BACKEND_INLINE);	/* lsm_get_self_attr */
+	CHECK_EQ(xsc_route(x, 460, &why), XSC_BACKEND_INLINE);	/* lsm_set_self_attr */
+	CHECK_EQ(xsc_route(x, 1000, &why), XSC_BACKEND_INLINE);	/* no such call */
+	CHECK_EQ(xsc_call(x, 1000), -ENOSYS);
+}
+
 int main(void)
 {
 	CHECK_EQ(xsc_open(&x, NULL), 0);
@@ -102,6 +197,10 @@ int main(void)
 	keyring();
 	ring();
 	name();
+	pi_futex();
+	wnothread();
+	masked_wait();
+	routes();
 	CHECK_EQ(xsc_close(x), 0);
 	printf("ok (%s)\n", test_backend());
 	return 0;
