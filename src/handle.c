@@ -556,7 +556,7 @@ static int reap(struct xsc *x)
 {
 	int n = 0;
 
-	if (x->inflight_uring) {
+	if (x->inflight_uring || x->inflight_waits) {
 		n += xsc__uring_reap(x);
 		if (x->sq_ready)	/* blocking forms of non-blocking attempts */
 			xsc__uring_submit(x);
@@ -606,7 +606,8 @@ long xsc__futex_wait_kick(struct xsc *x, uint32_t seen, int64_t timeout_ns)
  * (with kick), or timeout_ns (< 0: none).  0 or -EINTR. */
 static int block_on(struct xsc *x, uint32_t seen, int64_t timeout_ns, bool kick)
 {
-	bool u = x->inflight_uring > 0, w = x->inflight_worker > 0;
+	bool u = x->inflight_uring > 0 || x->inflight_waits > 0;
+	bool w = x->inflight_worker > 0;
 	int ret = 0;
 
 	if (u)

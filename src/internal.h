@@ -186,6 +186,7 @@ struct xsc {
 	unsigned flush_at;	/* cfg.batch_threshold, or UINT_MAX for none */
 	unsigned ndone;		/* DONE and not released */
 	unsigned inflight_uring; /* entries with CQEs outstanding */
+	unsigned inflight_waits; /* readiness waits (xsc__uring_wait_fd) */
 	unsigned inflight_worker;
 	/* per number, the head of its entries: sysno, nargs and the route
 	 * (probe.c), copied into an entry by one 32-bit store */
@@ -306,6 +307,7 @@ void xsc__redispatch(struct xsc *x, int id);
 /* Multi-calls (multicall.c) own every SQE whose user_data has bit 63
  * set; the reaper hands their CQEs to this hook. */
 #define XSC_UD_MC (1ULL << 63)
+#define XSC_UD_WAIT (1ULL << 62)	/* a readiness wait: the rest is its tag */
 void xsc__mc_cqe(struct xsc *x, uint64_t ud, int32_t res, uint32_t flags);
 /* A whole chain handed to a syscall thread is an entry of this pseudo
  * number; xsc__exec_sync runs it through xsc__mc_run (weak default:
@@ -389,6 +391,11 @@ long xsc__rest_done(struct xsc *x, int id);
 /* 1 if fd is O_NONBLOCK and not a regular file or block device, 0 if
  * blocking, -errno if the fd is gone. */
 int xsc__fd_nonblocking(struct xsc *x, int fd);
+/* Waits for poll events on fd without holding an entry: a POLL_ADD whose
+ * CQE goes to done_cb as id -1 with `tag` (bits 62-63 clear) and the
+ * revents or -errno.  Goes out with the next flush.  -ENOTSUP without a
+ * ring. */
+int xsc__uring_wait_fd(struct xsc *x, int fd, unsigned events, uint64_t tag);
 /* For a socket call that failed with -EFAULT: the error the synchronous
  * call gives first (-EBADF, -ENOTSOCK), else -EFAULT. */
 long xsc__sock_efault(struct xsc *x, int fd);

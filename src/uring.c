@@ -16,6 +16,7 @@
 #include "uring_prep.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,6 +293,14 @@ void xsc__uring_lost(struct xsc *x, int err)
 
 		if (ud == UD_FUTEX || ud == UD_CANCEL)
 			continue;	/* reserved: nobody waits for it */
+		if (!(ud & XSC_UD_MC) && (ud & XSC_UD_WAIT)) {
+			/* a readiness wait the kernel never saw: say ready,
+			 * and the call goes out on its fallback route */
+			x->inflight_waits--;
+			x->cfg.done_cb(x->cfg.done_arg, -1, POLLIN | POLLOUT,
+				       ud & ~XSC_UD_WAIT);
+			continue;
+		}
 		if (ud & XSC_UD_MC) {
 			x->lost_mc_left++;	/* a multi-call's: enter() settles */
 			continue;
@@ -386,8 +395,11 @@ int xsc__uring_reap(struct xsc *x)
 	/* Deferred completions are posted only inside io_uring_enter: with
 	 * none to reap and some pending, enter for them.  (Not when CQEs
 	 * are there: the flag outlives the work after a submit-and-wait.) */
-	if (x->defer_tw && head == io_uring_smp_load_acquire(cq->ktail) &&
-	    (IO_URING_READ_ONCE(*x->ring.sq.kflags) & IORING_SQ_TASKRUN)) {
+	/* ... and CQEs the full CQ could not take (readiness waits are not
+	 * bounded by the entries) wait in the kernel until we enter */
+	if (head == io_uring_smp_load_acquire(cq->ktail) && x->have_ring &&
+	    (IO_URING_READ_ONCE(*x->ring.sq.kflags) &
+	     ((x->defer_tw ? IORING_SQ_TASKRUN : 0) | IORING_SQ_CQ_OVERFLOW))) {
 		x->st.crossings++;
 		io_uring_get_events(&x->ring);
 	}
@@ -399,10 +411,15 @@ int xsc__uring_reap(struct xsc *x)
 	for (; head != tail; head++) {
 		struct io_uring_cqe *cqe = &cq->cqes[head & cq->ring_mask];
 		uint64_t ud = cqe->user_data;
-		if (__builtin_expect(ud & XSC_UD_MC, 0)) {	/* all reserved */
+		if (__builtin_expect(ud >> 62, 0)) {	/* all reserved */
 			if (ud == UD_FUTEX)
 				x->futex_armed = false;
-			else if (ud != UD_CANCEL)
+			else if (!(ud & XSC_UD_MC)) {
+				x->inflight_waits--;
+				x->cfg.done_cb(x->cfg.done_arg, -1, cqe->res,
+					       ud & ~XSC_UD_WAIT);
+				done++;
+			} else if (ud != UD_CANCEL)
 				xsc__mc_cqe(x, ud, cqe->res, cqe->flags);
 			continue;
 		}
@@ -507,6 +524,26 @@ int xsc__uring_wait(struct xsc *x, bool also_kick, uint32_t seen,
 		return 0;	/* the caller looks again, on the new routes */
 	}
 	return ret < 0 ? ret : 0;
+}
+
+int xsc__uring_wait_fd(struct xsc *x, int fd, unsigned events, uint64_t tag)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!x->have_ring || !x->cfg.done_cb)
+		return -ENOTSUP;
+	sqe = io_uring_get_sqe(&x->ring);
+	if (!sqe) {
+		xsc__uring_submit(x);
+		sqe = io_uring_get_sqe(&x->ring);
+		if (!sqe)
+			return -EAGAIN;
+	}
+	io_uring_prep_poll_add(sqe, fd, events);
+	io_uring_sqe_set_data64(sqe, XSC_UD_WAIT | tag);
+	x->sq_ready++;
+	x->inflight_waits++;
+	return 0;
 }
 
 bool xsc__want_nowait(struct xsc *x, int id)

@@ -55,6 +55,60 @@ static long outside(long nr, const long *a)
 	return xsc_call(thread_x, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
+/* With more than half of the vcpu's entries in flight, a call that may
+ * wait for another fiber (a read of an empty pipe, an accept, a write to
+ * a full socket) first waits for readiness without holding an entry, and
+ * takes one only once its fd is ready.  Blocked calls then hold at most
+ * half the entries, and the calls that would release them (the writer of
+ * the pipe a blocked reader waits on) always find one: before, 100,000
+ * fibers in ping-pong pairs filled every entry of a kernel thread with
+ * blocked reads and the writers waited for an entry for good.  Below
+ * the threshold nothing changes (one submission per call).  A
+ * non-blocking fd or MSG_DONTWAIT answers at once, so it never waits
+ * here; a wait that fails (no ring, a bad fd) just lets the call give
+ * the kernel's answer. */
+static void wait_ready(struct xsc_vcpu *v, struct xsc_fiber *f, long nr,
+		       const long *a)
+{
+	unsigned ev;
+
+	switch (nr) {
+	case SYS_read: case SYS_readv: case SYS_accept: case SYS_accept4:
+		ev = POLLIN;
+		break;
+	case SYS_recvfrom:
+		if (a[3] & MSG_DONTWAIT)
+			return;
+		ev = POLLIN;
+		break;
+	case SYS_recvmsg:
+		if (a[2] & MSG_DONTWAIT)
+			return;
+		ev = POLLIN;
+		break;
+	case SYS_write: case SYS_writev:
+		ev = POLLOUT;
+		break;
+	case SYS_sendto:
+		if (a[3] & MSG_DONTWAIT)
+			return;
+		ev = POLLOUT;
+		break;
+	case SYS_sendmsg:
+		if (a[2] & MSG_DONTWAIT)
+			return;
+		ev = POLLOUT;
+		break;
+	default:
+		return;
+	}
+	if (v->x->nfree * 2 >= v->x->n || xsc__fd_nonblocking(v->x, (int)a[0]) != 0)
+		return;
+	if (xsc__uring_wait_fd(v->x, (int)a[0], ev, (uint64_t)(uintptr_t)f) < 0)
+		return;
+	xsc__park(NULL);	/* on_done readies us */
+}
+
 static long fiber_call(long nr, const long *a)
 {
 	struct xsc_vcpu *v = xsc__vcpu();
@@ -67,6 +121,7 @@ static long fiber_call(long nr, const long *a)
 		return -ENOSYS;
 	if (v->x->head[nr].route == XSC_BACKEND_INLINE)
 		return xsc__call_here(nr, (const int64_t *)a);
+	wait_ready(v, f, nr, a);
 	id = xsc__post_fiber(nr, a, (uint64_t)(uintptr_t)f);
 	if (id < 0)
 		return id;
