@@ -137,6 +137,29 @@ for prog in "${progs[@]}"; do
 	done
 done
 
+# ---- many blocked threads ----------------------------------------------------------
+# 9,800 threads, half of them blocked in reads at once: more than a kernel
+# thread's syscall entries (which then hung the program).  The io_uring
+# executors only: syscall threads hold one thread per blocked call (at most
+# 256 per kernel thread, docs/design.md).  The fd limit decides the count.
+pairs=$(( ($(ulimit -n) - 64) / 4 ))
+[ "$pairs" -gt 4900 ] && pairs=4900
+if [ -x "$tpdir/tp_pingpong" ] && [ "$pairs" -ge 1000 ]; then
+	for b in $backends; do
+		[ "$b" = worker ] && continue
+		t0=$SECONDS
+		timeout -k 5 120 "$xsc" run -b "$b" -t 2 -- "$tpdir/tp_pingpong" "$pairs" \
+			>"$tmp/pp.$b.out" 2>"$tmp/pp.$b.err"
+		rc=$?
+		if [ "$rc" -eq 0 ] && grep -q "every answer right" "$tmp/pp.$b.out"; then
+			pass "tp_pingpong $pairs pairs [$b] ($((SECONDS - t0))s)"
+		else
+			fail "tp_pingpong $pairs pairs [$b]: exit $(rcname "$rc")"
+			show stderr "$tmp/pp.$b.err"
+		fi
+	done
+fi
+
 # ---- xsc run itself ---------------------------------------------------------------
 # exit status: the program replaces xsc run
 timeout -k 5 60 "$xsc" run -- sh -c 'exit 7' >"$tmp/st.out" 2>"$tmp/st.err"
