@@ -850,6 +850,25 @@ static int vcpus_alloc(const struct xsc_runtime_config *cfg)
 	return 0;
 }
 
+/* Every kernel thread gets the same executors, or the program is told:
+ * the handles of kernel threads 1.. are opened quiet (one line, not one
+ * per thread), so a ring that kernel thread 0 got and another did not
+ * (RLIMIT_MEMLOCK room for one ring) would otherwise go unsaid. */
+static void report_routes(void)
+{
+	struct xsc *x0 = xsc__rt.v[0].x;
+
+	for (int i = 1; i < xsc__rt.n; i++) {
+		struct xsc *x = xsc__rt.v[i].x;
+		if (!x || (x->have_ring == x0->have_ring && x->sqpoll == x0->sqpoll))
+			continue;
+		xsc__say("xsc: kernel thread %d: %s, unlike kernel thread 0 (%s)\n", i,
+			 !x->have_ring ? x->reason : x->sqpoll ? "SQPOLL ring" : "io_uring ring",
+			 !x0->have_ring ? "no io_uring" : x0->sqpoll ? "SQPOLL ring" :
+			 "io_uring ring");
+	}
+}
+
 /* Starts v on a thread of its own: each vcpu opens its own handle (and
  * ring: single issuer) on its own thread; waits until it has. */
 static int vcpu_spawn(struct xsc_vcpu *v)
@@ -891,6 +910,7 @@ XSC_EXPORT int xsc_main(int (*fn)(int, char **), int argc, char **argv,
 		if (ret < 0)
 			goto out_stop;
 	}
+	report_routes();
 	ret = xsc_thread_create(NULL, &(xsc_thread_attr_t){ .detached = 1 },
 				main_fiber, &m);
 	if (ret < 0)
@@ -943,6 +963,8 @@ int xsc__rt_start(const struct xsc_runtime_config *cfg)
 
 	for (int i = 0; ret == 0 && i < xsc__rt.n; i++)
 		ret = vcpu_spawn(&xsc__rt.v[i]);
+	if (ret == 0)
+		report_routes();
 	return ret;
 }
 
