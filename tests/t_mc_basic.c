@@ -346,6 +346,7 @@ static void forged(struct xsc *x, int p[2])
  * cold or warm, read or write, on each path. */
 static void fault_pos(struct xsc *x, const char *dir)
 {
+	static const char digits[] = "0123456789";
 	struct xsc_mc c[3];
 	struct xsc_mc_opts o;
 	char path[300], next[4], one;
@@ -381,14 +382,14 @@ static void fault_pos(struct xsc *x, const char *dir)
 				continue;	/* that path declined the chain */
 			long at = lead ? 1 : 0;
 			if (c[f].ret != 3 || c[f + 1].ret != 2 ||
-			    memcmp(next, "0123456789" + at + 3, 2) != 0 ||
+			    memcmp(next, digits + at + 3, 2) != 0 ||
 			    lseek(fd, 0, SEEK_CUR) != at + 5) {
 				fprintf(stderr, "fault_pos %s%s%s path %d: ret %ld, next "
 					"ret %ld \"%.2s\", position %ld (want 3, 2 \"%.2s\", %ld)\n",
 					wr ? "write" : "read", cold ? " cold" : "",
 					lead ? " after a read" : "", path_i, (long)c[f].ret,
 					(long)c[f + 1].ret, next, (long)lseek(fd, 0, SEEK_CUR),
-					"0123456789" + at + 3, at + 5);
+					digits + at + 3, at + 5);
 				exit(1);
 			}
 		}
