@@ -521,6 +521,21 @@ int xsc_multicall_ex(struct xsc *x, struct xsc_mc *calls, unsigned n,
 /* Routes, probing, statistics                                        */
 /* ------------------------------------------------------------------ */
 
+/* The calling thread sandboxed itself or changed its credentials without
+ * going through this handle (a seccomp filter, Landlock, set*id, capset):
+ * from now on every call of the handle runs in the calling thread (the
+ * inline executor), where the kernel checks it exactly as a synchronous
+ * call.  io_uring executes requests without passing through seccomp, and
+ * syscall threads that predate a filter (or a credential change) do not
+ * carry it.  Calls made before keep running where they are, as calls the
+ * program made before sandboxing itself; an SQPOLL poller takes nothing
+ * that was not taken already.  One line on stderr unless XSC_QUIET.
+ * Such calls made through the handle itself (seccomp, prctl(PR_SET_SECCOMP),
+ * landlock_restrict_self, set*id, setgroups, capset) switch it by
+ * themselves when they succeed.  Returns 0, or -EBADFD from a thread that
+ * does not own the handle. */
+int xsc_sandbox_changed(struct xsc *x);
+
 /* Which backend runs syscall nr on this handle and why (a one-line
  * reason, never NULL).  Returns enum xsc_backend or -ENOSYS. */
 int xsc_route(struct xsc *x, long nr, const char **reason);

@@ -20,6 +20,8 @@
 #include <assert.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <stdarg.h>
@@ -448,9 +450,57 @@ static int start_worker(struct xsc *x, int id)
 	return 0;
 }
 
+/* Calls that sandbox the caller or change its credentials: once one
+ * succeeds, io_uring (which no seccomp filter sees) and syscall threads
+ * (which predate the change) would act with less than the caller may. */
+static const char *sandboxing(const struct xsc_entry *e)
+{
+	switch (e->sysno) {
+	case SYS_seccomp:
+		return e->args[0] == SECCOMP_SET_MODE_FILTER ||
+		       e->args[0] == SECCOMP_SET_MODE_STRICT ? "seccomp filter" : NULL;
+	case SYS_prctl:
+		return e->args[0] == PR_SET_SECCOMP ? "seccomp filter" : NULL;
+	case SYS_landlock_restrict_self:
+		return "Landlock";
+	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid:
+	case SYS_setresuid: case SYS_setresgid: case SYS_setgroups:
+	case SYS_setfsuid: case SYS_setfsgid: case SYS_capset:
+		return "credentials changed";
+	default:
+		return NULL;
+	}
+}
+
+void xsc__sandboxed(struct xsc *x, const char *why)
+{
+	if (x->cfg.backend == XSC_BACKEND_INLINE && !x->have_ring &&
+	    !strcmp(x->reason, why))
+		return;
+	x->cfg.backend = XSC_BACKEND_INLINE;
+	snprintf(x->reason, sizeof(x->reason), "%s", why);
+	x->pr.reason = x->reason;
+	if (!(x->cfg.flags & XSC_QUIET))
+		xsc__say("xsc: %s; every call runs in the calling thread from now on\n",
+			 why);
+	if (x->have_ring)
+		xsc__uring_retire(x);
+	else
+		xsc__route_all(x);
+}
+
+XSC_EXPORT int xsc_sandbox_changed(struct xsc *x)
+{
+	if (xsc__foreign(x))
+		return -EBADFD;
+	xsc__sandboxed(x, "sandbox changed (xsc_sandbox_changed)");
+	return 0;
+}
+
 static void run_inline(struct xsc *x, int id)
 {
 	struct xsc_entry *e = &x->ent[id];
+	const char *why;
 
 	/* The reaper never issues a call that may block (docs/design.md):
 	 * redispatch sends those to a syscall thread, and comes here with
@@ -462,7 +512,11 @@ static void run_inline(struct xsc *x, int id)
 	st_set(e, XSC_BUSY);
 	if (e->sysno != XSC_NR_NOP)
 		x->st.crossings++;
-	xsc__complete(x, id, xsc__exec_sync(e));
+	long ret = xsc__exec_sync(e);
+	if (__builtin_expect(ret >= 0, 1) && __builtin_expect(xsc__sysdef(e->sysno)->flags & XSC_F_THREAD, 0) &&
+	    (why = sandboxing(e)) != NULL)
+		xsc__sandboxed(x, why);
+	xsc__complete(x, id, ret);
 }
 
 /* An entry the ring path declined, or routed elsewhere: worker or inline.
@@ -517,7 +571,8 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 		h = (h + 1) & x->pend_mask;
 		left--;
 		n++;
-		if ((b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL) &&
+		/* (a route read at post time: the ring may be gone since) */
+		if ((b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL) && x->have_ring &&
 		    !__builtin_expect(xsc__sys[e->sysno].bound &&
 				      xsc__sys[e->sysno].bound(e->args), 0)) {
 			int parts = xsc__sys[e->sysno].prep(x, id);

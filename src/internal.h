@@ -343,6 +343,13 @@ int xsc__uring_submit(struct xsc *x);
 /* io_uring_enter failed for good with err: entries still in the SQ go to
  * the fallback, later calls are routed around the ring (uring.c). */
 void xsc__uring_lost(struct xsc *x, int err);
+/* Stops using the ring for good (after x->cfg.backend and x->reason are
+ * set): routes again, and gives every entry whose SQE the kernel did not
+ * take to its new route; those it took complete as before. */
+void xsc__uring_retire(struct xsc *x);
+/* The caller's sandbox or credentials changed (handle.c): everything runs
+ * in the caller from now on, with a one-line reason. */
+void xsc__sandboxed(struct xsc *x, const char *why);
 int xsc__uring_reap(struct xsc *x);
 int xsc__uring_wait(struct xsc *x, bool also_kick, uint32_t seen,
 		    int64_t timeout_ns);

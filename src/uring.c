@@ -267,7 +267,7 @@ static unsigned sqpoll_taken(struct xsc *x)
 	}
 }
 
-void xsc__uring_lost(struct xsc *x, int err)
+void xsc__uring_retire(struct xsc *x)
 {
 	struct io_uring_sq *sq = &x->ring.sq;
 	unsigned from = x->sqpoll ? sqpoll_taken(x)
@@ -276,15 +276,7 @@ void xsc__uring_lost(struct xsc *x, int err)
 	x->have_ring = false;
 	x->futex_armed = false;
 	x->lost_mc_left = 0;
-	snprintf(x->reason, sizeof(x->reason), "io_uring_enter failed: %s%s",
-		 strerror(-err), err == -EPERM || err == -EACCES ?
-		 " (a sandbox refused it)" : "");
 	x->pr.reason = x->reason;
-	if (err == -EPERM || err == -EACCES)
-		x->cfg.backend = XSC_BACKEND_INLINE;
-	if (!(x->cfg.flags & XSC_QUIET))
-		xsc__say("xsc: %s; calls run on the fallback executors from now on\n",
-			 x->reason);
 	xsc__route_all(x);
 	for (unsigned i = from; i != sq->sqe_tail; i++) {
 		uint64_t ud = sq->sqes[i & sq->ring_mask].user_data;
@@ -317,6 +309,19 @@ void xsc__uring_lost(struct xsc *x, int err)
 	}
 	sq->sqe_head = sq->sqe_tail;
 	x->sq_ready = 0;
+}
+
+void xsc__uring_lost(struct xsc *x, int err)
+{
+	snprintf(x->reason, sizeof(x->reason), "io_uring_enter failed: %s%s",
+		 strerror(-err), err == -EPERM || err == -EACCES ?
+		 " (a sandbox refused it)" : "");
+	if (err == -EPERM || err == -EACCES)
+		x->cfg.backend = XSC_BACKEND_INLINE;
+	if (!(x->cfg.flags & XSC_QUIET))
+		xsc__say("xsc: %s; calls run on the fallback executors from now on\n",
+			 x->reason);
+	xsc__uring_retire(x);
 }
 
 int xsc__uring_submit(struct xsc *x)

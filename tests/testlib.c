@@ -74,10 +74,14 @@ int test_sanitized(void)
 }
 
 static char scratch[64];
+static pid_t scratch_pid;
 
 static void rm_scratch(void)
 {
 	char cmd[96];
+
+	if (getpid() != scratch_pid)
+		return;	/* a forked child's exit: the directory is its parent's */
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", scratch);
@@ -91,6 +95,7 @@ const char *scratch_dir(void)
 			perror("mkdtemp");
 			exit(1);
 		}
+		scratch_pid = getpid();
 		atexit(rm_scratch);
 	}
 	return scratch;
