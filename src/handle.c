@@ -472,17 +472,19 @@ static const char *sandboxing(const struct xsc_entry *e)
 	}
 }
 
-void xsc__sandboxed(struct xsc *x, const char *why)
+void xsc__sandboxed(struct xsc *x, const char *why, int backend)
 {
 	if (x->cfg.backend == XSC_BACKEND_INLINE && !x->have_ring &&
 	    !strcmp(x->reason, why))
 		return;
-	x->cfg.backend = XSC_BACKEND_INLINE;
+	if (x->cfg.backend != XSC_BACKEND_INLINE)	/* never back to more */
+		x->cfg.backend = backend;
 	snprintf(x->reason, sizeof(x->reason), "%s", why);
 	x->pr.reason = x->reason;
 	if (!(x->cfg.flags & XSC_QUIET))
-		xsc__say("xsc: %s; every call runs in the calling thread from now on\n",
-			 why);
+		xsc__say("xsc: %s; every call runs %s from now on\n", why,
+			 x->cfg.backend == XSC_BACKEND_INLINE ? "in the calling thread" :
+			 "on syscall threads, which carry it");
 	if (x->have_ring)
 		xsc__uring_retire(x);
 	else
@@ -493,7 +495,7 @@ XSC_EXPORT int xsc_sandbox_changed(struct xsc *x)
 {
 	if (xsc__foreign(x))
 		return -EBADFD;
-	xsc__sandboxed(x, "sandbox changed (xsc_sandbox_changed)");
+	xsc__sandboxed(x, "sandbox changed (xsc_sandbox_changed)", XSC_BACKEND_INLINE);
 	return 0;
 }
 
@@ -515,7 +517,7 @@ static void run_inline(struct xsc *x, int id)
 	long ret = xsc__exec_sync(e);
 	if (__builtin_expect(ret >= 0, 1) && __builtin_expect(xsc__sysdef(e->sysno)->flags & XSC_F_THREAD, 0) &&
 	    (why = sandboxing(e)) != NULL)
-		xsc__sandboxed(x, why);
+		xsc__sandboxed(x, why, XSC_BACKEND_INLINE);
 	xsc__complete(x, id, ret);
 }
 

@@ -347,9 +347,10 @@ void xsc__uring_lost(struct xsc *x, int err);
  * set): routes again, and gives every entry whose SQE the kernel did not
  * take to its new route; those it took complete as before. */
 void xsc__uring_retire(struct xsc *x);
-/* The caller's sandbox or credentials changed (handle.c): everything runs
- * in the caller from now on, with a one-line reason. */
-void xsc__sandboxed(struct xsc *x, const char *why);
+/* The caller's sandbox or credentials changed (handle.c): from now on
+ * everything runs on `backend` (INLINE: in the caller; WORKER: on syscall
+ * threads, when they carry the change too), with a one-line reason. */
+void xsc__sandboxed(struct xsc *x, const char *why, int backend);
 int xsc__uring_reap(struct xsc *x);
 int xsc__uring_wait(struct xsc *x, bool also_kick, uint32_t seen,
 		    int64_t timeout_ns);

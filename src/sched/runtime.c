@@ -590,6 +590,11 @@ static void loop(struct xsc_vcpu *v)
 	unsigned batch = xsc__rt.cfg.batch;
 
 	while (!atomic_load(&xsc__rt.stop)) {
+		/* a fiber sandboxed itself: bind this kernel thread too
+		 * before it runs another fiber (sandbox.c) */
+		if (__builtin_expect(atomic_load_explicit(&xsc__rt.sandbox_gen,
+				     memory_order_acquire) != v->sandbox_gen, 0))
+			xsc__rt_sandbox_catch_up(v);
 		struct xsc_fiber *f = rq_pop(v);
 
 		if (!f) {

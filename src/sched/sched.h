@@ -105,6 +105,7 @@ struct xsc_vcpu {
 	/* fibers waiting for a free syscall entry (vcpu-local, no lock) */
 	struct xsc_wq ewait;
 	uint64_t switches;
+	unsigned sandbox_gen;		/* sandbox changes applied here (sandbox.c) */
 } __attribute__((aligned(64)));
 
 struct xsc_rt {
@@ -113,6 +114,7 @@ struct xsc_rt {
 	_Atomic int stop;
 	_Atomic int closing;		/* xsc_main failed to start (runtime.c) */
 	_Atomic int nidle;
+	_Atomic unsigned sandbox_gen;	/* sandbox changes made (sandbox.c) */
 	_Atomic unsigned rr;		/* round robin for new fibers */
 	struct xsc_runtime_config cfg;
 	int main_ret;
@@ -182,6 +184,13 @@ int64_t xsc__now(void);
  * are full the fiber waits for a free entry (the vcpu keeps running
  * others).  Returns the entry id or -errno. */
 int xsc__post_fiber(long nr, const long *a, uint64_t tag);
+/* Sandbox changes made by a fiber (sandbox.c): true if nr with these
+ * arguments is one; then xsc__rt_sandbox_call runs it in place of a plain
+ * call, and every vcpu catches up before it runs another fiber. */
+bool xsc__rt_sandboxing(long nr, const long *a);
+long xsc__rt_sandbox_call(struct xsc_vcpu *v, long nr, const long *a);
+void xsc__rt_sandbox_catch_up(struct xsc_vcpu *v);
+
 /* Completion of a timed condition wait's timer entry (sync.c). */
 void xsc__timed_done(void *rec);
 

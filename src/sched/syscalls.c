@@ -119,8 +119,11 @@ static long fiber_call(long nr, const long *a)
 		return outside(nr, a);
 	if (nr < 0 || nr >= XSC_NR_MAX)
 		return -ENOSYS;
-	if (v->x->head[nr].route == XSC_BACKEND_INLINE)
+	if (v->x->head[nr].route == XSC_BACKEND_INLINE) {
+		if (__builtin_expect(xsc__rt_sandboxing(nr, a), 0))
+			return xsc__rt_sandbox_call(v, nr, a);
 		return xsc__call_here(nr, (const int64_t *)a);
+	}
 	wait_ready(v, f, nr, a);
 	id = xsc__post_fiber(nr, a, (uint64_t)(uintptr_t)f);
 	if (id < 0)
