@@ -292,11 +292,13 @@ static void paths(struct xsc *x, const char *dir)
 	CHECK_EQ(c[1].ret, 4);
 	struct xsc_probe pr;
 	xsc_probe_get(x, &pr);
-	/* uring and sqpoll without a ring (io_uring forbidden): the fallback
-	 * routes of a blocking call, syscall threads */
+	/* uring and sqpoll without a ring: under a seccomp filter the asked
+	 * ring is ignored and the handle chooses as an auto one (by time:
+	 * plain calls); io_uring missing otherwise: the fallback routes of a
+	 * blocking call, syscall threads */
 	int want = !strcmp(be, "worker") ? XSC_MC_WORKER :
 		   !strcmp(be, "inline") ? XSC_MC_INLINE :
-		   pr.uring ? XSC_MC_URING : XSC_MC_WORKER;
+		   pr.uring ? XSC_MC_URING : pr.seccomp ? XSC_MC_INLINE : XSC_MC_WORKER;
 	printf("open/read/close: path %d (%s), %u crossings\n", rep.path, rep.reason,
 	       rep.crossings);
 	CHECK_EQ(rep.path, want);
