@@ -51,17 +51,21 @@ static const char usage[] =
 	"  help                    this text\n"
 	"Environment: XSC_BACKEND=auto|uring|sqpoll|worker|inline\n";
 
-static int read_int(const char *path)
+/* A sysctl's value as text, or why it could not be read. */
+static void read_sysctl(const char *path, char *out, size_t len)
 {
 	FILE *f = fopen(path, "r");
-	int v = -1;
+	int v;
 
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -1;
-		fclose(f);
+	if (!f) {
+		snprintf(out, len, "unreadable: %s", strerror(errno));
+		return;
 	}
-	return v;
+	if (fscanf(f, "%d", &v) == 1)
+		snprintf(out, len, "%d", v);
+	else
+		snprintf(out, len, "unreadable");
+	fclose(f);
 }
 
 static int cmd_info(int argc, char **argv)
@@ -86,6 +90,10 @@ static int cmd_info(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* before the ring takes its fds: under a low RLIMIT_NOFILE the file
+	 * could not be opened after (and said -1) */
+	char disabled[64];
+	read_sysctl("/proc/sys/kernel/io_uring_disabled", disabled, sizeof(disabled));
 	ret = xsc_open(&x, NULL);
 	if (ret < 0) {
 		fprintf(stderr, "xsc info: xsc_open: %s\n", strerror(-ret));
@@ -95,9 +103,9 @@ static int cmd_info(int argc, char **argv)
 	uname(&u);
 	printf("kernel:     %s %s %s\n", u.sysname, u.release, u.machine);
 	printf("cores:      %ld online\n", sysconf(_SC_NPROCESSORS_ONLN));
-	printf("io_uring:   %s%s%s (kernel.io_uring_disabled=%d)\n",
+	printf("io_uring:   %s%s%s (kernel.io_uring_disabled=%s)\n",
 	       p.uring ? "available" : "unavailable", *p.reason ? ": " : "", p.reason,
-	       read_int("/proc/sys/kernel/io_uring_disabled"));
+	       disabled);
 	if (p.uring)
 		printf("opcodes:    %d probed\n", p.nops);
 	printf("sqpoll:     %s%s%s\n", p.sqpoll ? "in use" : "not in use",

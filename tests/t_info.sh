@@ -1,0 +1,26 @@
+#!/bin/bash
+# `xsc info`: the header lines say what the machine has, also when the
+# process may open almost no files (the sysctl is read before the ring
+# takes its fds; before, `ulimit -n 4` printed io_uring_disabled=-1).
+build=${1:?usage: t_info.sh BUILD_DIR}
+xsc=$build/xsc
+fail=0
+
+out=$("$xsc" info 2>&1) || { echo "FAIL: xsc info exited $?"; echo "$out"; exit 1; }
+for key in kernel: cores: io_uring: backend:; do
+	grep -q "^$key" <<<"$out" || { echo "FAIL: no '$key' line"; fail=1; }
+done
+want=$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null)
+if [ -n "$want" ]; then
+	for n in 64 4; do
+		line=$(bash -c "ulimit -n $n; exec '$xsc' info" 2>&1 | grep '^io_uring:')
+		if grep -q "io_uring_disabled=$want)" <<<"$line"; then
+			echo "PASS ulimit -n $n: $line"
+		else
+			echo "FAIL ulimit -n $n: $line (want io_uring_disabled=$want)"
+			fail=1
+		fi
+	done
+fi
+[ "$fail" -eq 0 ] && echo ok
+exit "$fail"
