@@ -161,6 +161,8 @@ XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 	x->flush_at = x->cfg.batch_threshold ? x->cfg.batch_threshold : UINT_MAX;
 	xsc__probe(x);
 	xsc__route_all(x);
+	if (x->cfg.done_cb && !x->have_ring)
+		xsc__fdwait_start(x);	/* without it, waits take a syscall thread */
 	*xp = x;
 	return 0;
 }
@@ -208,10 +210,13 @@ static void close_foreign(struct xsc *x)
 	}
 	xsc__mc_close(x);
 	xsc__uring_teardown(x);
-	if (forked)
+	if (forked) {
 		xsc__workers_forget(x);
-	else
+		x->fdw = NULL;	/* its thread is the parent's */
+	} else {
 		xsc__workers_stop(x);
+		xsc__fdwait_stop(x);
+	}
 	free_handle(x);
 }
 
@@ -244,6 +249,7 @@ XSC_EXPORT int xsc_close(struct xsc *x)
 	xsc__mc_close(x);
 	xsc__uring_teardown(x);
 	xsc__workers_stop(x);
+	xsc__fdwait_stop(x);	/* waits still parked are abandoned */
 	free_handle(x);
 	return 0;
 }
@@ -613,13 +619,15 @@ static int reap(struct xsc *x)
 {
 	int n = 0;
 
-	if (x->inflight_uring || x->inflight_waits) {
+	if (x->inflight_uring || (x->inflight_waits && x->ring_open)) {
 		n += xsc__uring_reap(x);
 		if (x->sq_ready)	/* blocking forms of non-blocking attempts */
 			xsc__uring_submit(x);
 	}
 	if (x->inflight_worker)
 		n += xsc__worker_reap(x);
+	if (x->fdw && x->inflight_waits)
+		n += xsc__fdwait_reap(x);
 	return n;
 }
 
@@ -663,8 +671,10 @@ long xsc__futex_wait_kick(struct xsc *x, uint32_t seen, int64_t timeout_ns)
  * (with kick), or timeout_ns (< 0: none).  0 or -EINTR. */
 static int block_on(struct xsc *x, uint32_t seen, int64_t timeout_ns, bool kick)
 {
-	bool u = x->inflight_uring > 0 || x->inflight_waits > 0;
+	bool u = x->inflight_uring > 0 || (x->inflight_waits > 0 && x->ring_open);
 	bool w = x->inflight_worker > 0;
+
+	kick |= x->fdw && x->inflight_waits;	/* its thread kicks us */
 	int ret = 0;
 
 	if (u)

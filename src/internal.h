@@ -229,6 +229,7 @@ struct xsc {
 	char reason[160], sq_reason[160];
 
 	struct xsc_workers *wk;	/* NULL until the first worker entry */
+	struct xsc_fdwait *fdw;	/* readiness waits without a ring (fdwait.c) */
 	void *mc;		/* multi-call state (multicall.c), or NULL */
 	struct xsc_stats st;
 };
@@ -404,6 +405,22 @@ int xsc__fd_nonblocking(struct xsc *x, int fd);
  * revents or -errno.  Goes out with the next flush.  -ENOTSUP without a
  * ring. */
 int xsc__uring_wait_fd(struct xsc *x, int fd, unsigned events, uint64_t tag);
+/* The same without a ring: the handle's epoll thread (fdwait.c), started
+ * by xsc_open for a handle with a done_cb and no ring. */
+int xsc__fdwait_start(struct xsc *x);
+int xsc__fdwait_add(struct xsc *x, int fd, unsigned events, uint64_t tag);
+int xsc__fdwait_reap(struct xsc *x);
+void xsc__fdwait_stop(struct xsc *x);
+/* A readiness wait on whichever of the two the handle has; -ENOTSUP if
+ * neither. */
+static inline int xsc__wait_fd(struct xsc *x, int fd, unsigned events, uint64_t tag)
+{
+	if (x->have_ring)
+		return xsc__uring_wait_fd(x, fd, events, tag);
+	if (x->fdw)
+		return xsc__fdwait_add(x, fd, events, tag);
+	return -ENOTSUP;
+}
 /* For a socket call that failed with -EFAULT: the error the synchronous
  * call gives first (-EBADF, -ENOTSOCK), else -EFAULT. */
 long xsc__sock_efault(struct xsc *x, int fd);

@@ -102,9 +102,12 @@ static void wait_ready(struct xsc_vcpu *v, struct xsc_fiber *f, long nr,
 	default:
 		return;
 	}
-	if (v->x->nfree * 2 >= v->x->n || xsc__fd_nonblocking(v->x, (int)a[0]) != 0)
+	/* the finite resource: entries with a ring, syscall threads without */
+	if ((v->x->have_ring ? v->x->nfree * 2 >= v->x->n :
+	     v->x->inflight_worker * 2 < v->x->cfg.max_workers) ||
+	    xsc__fd_nonblocking(v->x, (int)a[0]) != 0)
 		return;
-	if (xsc__uring_wait_fd(v->x, (int)a[0], ev, (uint64_t)(uintptr_t)f) < 0)
+	if (xsc__wait_fd(v->x, (int)a[0], ev, (uint64_t)(uintptr_t)f) < 0)
 		return;
 	xsc__park(NULL);	/* on_done readies us */
 }

@@ -1,10 +1,10 @@
 /* Thread pairs talking over pipes: in each pair, thread B blocks in a read
  * until thread A writes a byte, answers it, and A checks the answer; three
  * rounds, every byte checked.  All the B threads start first, so they are
- * all blocked at once.  Run with no argument: 100 pairs (any executor);
- * tests/t_transparent.sh also runs it with 4,900 pairs (9,800 threads)
- * on the io_uring executors, where the blocked readers outnumber a kernel
- * thread's syscall entries.
+ * all blocked at once.  Run with no argument: 100 pairs; tests/
+ * t_transparent.sh also runs it with 4,900 pairs (9,800 threads), where
+ * the blocked readers outnumber a kernel thread's syscall entries and
+ * its syscall threads.
  * xsc-tp: run-opts=-t 2 */
 #define _GNU_SOURCE
 #include <pthread.h>
