@@ -4,7 +4,8 @@
  * belong to the calling thread (a single-issuer ring to the task that
  * made it, registered ring fds to the task): under `xsc run` they must
  * run on the thread that makes them, or the second and third rings fail
- * with EEXIST/EINVAL. */
+ * with EEXIST/EINVAL.
+ * xsc-tp: needs=io_uring */
 #define _GNU_SOURCE
 #include <liburing.h>
 #include <pthread.h>
