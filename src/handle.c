@@ -459,14 +459,14 @@ static int start_worker(struct xsc *x, int id)
 /* Calls that sandbox the caller or change its credentials: once one
  * succeeds, io_uring (which no seccomp filter sees) and syscall threads
  * (which predate the change) would act with less than the caller may. */
-static const char *sandboxing(const struct xsc_entry *e)
+const char *xsc__sandboxing(long nr, const int64_t a[6])
 {
-	switch (e->sysno) {
+	switch (nr) {
 	case SYS_seccomp:
-		return e->args[0] == SECCOMP_SET_MODE_FILTER ||
-		       e->args[0] == SECCOMP_SET_MODE_STRICT ? "seccomp filter" : NULL;
+		return a[0] == SECCOMP_SET_MODE_FILTER ||
+		       a[0] == SECCOMP_SET_MODE_STRICT ? "seccomp filter" : NULL;
 	case SYS_prctl:
-		return e->args[0] == PR_SET_SECCOMP ? "seccomp filter" : NULL;
+		return a[0] == PR_SET_SECCOMP ? "seccomp filter" : NULL;
 	case SYS_landlock_restrict_self:
 		return "Landlock";
 	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid:
@@ -522,7 +522,7 @@ static void run_inline(struct xsc *x, int id)
 		x->st.crossings++;
 	long ret = xsc__exec_sync(e);
 	if (__builtin_expect(ret >= 0, 1) && __builtin_expect(xsc__sysdef(e->sysno)->flags & XSC_F_THREAD, 0) &&
-	    (why = sandboxing(e)) != NULL)
+	    (why = xsc__sandboxing(e->sysno, e->args)) != NULL)
 		xsc__sandboxed(x, why, XSC_BACKEND_INLINE);
 	xsc__complete(x, id, ret);
 }

@@ -352,6 +352,9 @@ void xsc__uring_retire(struct xsc *x);
  * everything runs on `backend` (INLINE: in the caller; WORKER: on syscall
  * threads, when they carry the change too), with a one-line reason. */
 void xsc__sandboxed(struct xsc *x, const char *why, int backend);
+/* What a call changes of the caller's sandbox or credentials, once it
+ * succeeds ("seccomp filter", "Landlock", "credentials changed"), or NULL. */
+const char *xsc__sandboxing(long nr, const int64_t a[6]);
 int xsc__uring_reap(struct xsc *x);
 int xsc__uring_wait(struct xsc *x, bool also_kick, uint32_t seen,
 		    int64_t timeout_ns);

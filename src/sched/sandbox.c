@@ -50,19 +50,7 @@ static struct {
 
 bool xsc__rt_sandboxing(long nr, const long *a)
 {
-	switch (nr) {
-	case SYS_seccomp:
-		return a[0] == SECCOMP_SET_MODE_FILTER;
-	case SYS_prctl:
-		return a[0] == PR_SET_SECCOMP && a[1] == SECCOMP_MODE_FILTER;
-	case SYS_landlock_restrict_self:
-	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid:
-	case SYS_setresuid: case SYS_setresgid: case SYS_setgroups:
-	case SYS_setfsuid: case SYS_setfsgid: case SYS_capset:
-		return true;
-	default:
-		return false;
-	}
+	return xsc__sandboxing(nr, (const int64_t *)a) != NULL;	/* handle.c */
 }
 
 static void say_once(const char *what)
@@ -105,6 +93,14 @@ long xsc__rt_sandbox_call(struct xsc_vcpu *v, long nr, const long *a)
 	switch (nr) {
 	case SYS_prctl:		/* PR_SET_SECCOMP, filter: as seccomp(2) */
 	case SYS_seccomp: {
+		if ((nr == SYS_seccomp ? a[0] != SECCOMP_SET_MODE_FILTER :
+					 a[1] != SECCOMP_MODE_FILTER)) {
+			/* strict mode: this kernel thread alone, as natively */
+			r = xsc__call_here(nr, (const int64_t *)a);
+			if (r >= 0)
+				xsc__sandboxed(v->x, "seccomp strict mode", XSC_BACKEND_INLINE);
+			return r;
+		}
 		long flags = nr == SYS_seccomp ? a[1] : 0;
 		long prog = a[2];	/* both forms */
 		bool listener = flags & SECCOMP_FILTER_FLAG_NEW_LISTENER;
