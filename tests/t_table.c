@@ -91,6 +91,8 @@ int main(void)
 		fprintf(stderr, "%d %s: no row of that name\n", n, #nm); bad = 1; }
 #include "sysnames.h"
 #undef XSC_SYSNAME
+	for (int i = 0; i < 3; i++)
+		free(diff[i]);
 	if (bad)
 		return 1;
 	printf("ok: %d rows translated to io_uring, each with a differential case\n",
