@@ -225,8 +225,7 @@ int xsc__fdwait_reap(struct xsc *x)
 	f->done = NULL;
 	pthread_mutex_unlock(&f->lock);
 	for (struct waiter *i = w; i; i = i->next, n++) {
-		x->inflight_waits--;
-		x->cfg.done_cb(x->cfg.done_arg, -1, i->revents, i->tag);
+		xsc__wait_done(x, i->tag, i->revents);
 		last = i;
 	}
 	if (last) {

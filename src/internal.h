@@ -414,6 +414,13 @@ int xsc__fdwait_start(struct xsc *x);
 int xsc__fdwait_add(struct xsc *x, int fd, unsigned events, uint64_t tag);
 int xsc__fdwait_reap(struct xsc *x);
 void xsc__fdwait_stop(struct xsc *x);
+/* A readiness wait ended (or was given up: revents say ready, and the
+ * call goes out): hands it to done_cb as id -1. */
+static inline void xsc__wait_done(struct xsc *x, uint64_t tag, long revents)
+{
+	x->inflight_waits--;
+	x->cfg.done_cb(x->cfg.done_arg, -1, revents, tag);
+}
 /* A readiness wait on whichever of the two the handle has; -ENOTSUP if
  * neither. */
 static inline int xsc__wait_fd(struct xsc *x, int fd, unsigned events, uint64_t tag)

@@ -288,9 +288,7 @@ void xsc__uring_retire(struct xsc *x)
 		if (!(ud & XSC_UD_MC) && (ud & XSC_UD_WAIT)) {
 			/* a readiness wait the kernel never saw: say ready,
 			 * and the call goes out on its fallback route */
-			x->inflight_waits--;
-			x->cfg.done_cb(x->cfg.done_arg, -1, POLLIN | POLLOUT,
-				       ud & ~XSC_UD_WAIT);
+			xsc__wait_done(x, ud & ~XSC_UD_WAIT, POLLIN | POLLOUT);
 			continue;
 		}
 		if (ud & XSC_UD_MC) {
@@ -420,9 +418,7 @@ int xsc__uring_reap(struct xsc *x)
 			if (ud == UD_FUTEX)
 				x->futex_armed = false;
 			else if (!(ud & XSC_UD_MC)) {
-				x->inflight_waits--;
-				x->cfg.done_cb(x->cfg.done_arg, -1, cqe->res,
-					       ud & ~XSC_UD_WAIT);
+				xsc__wait_done(x, ud & ~XSC_UD_WAIT, cqe->res);
 				done++;
 			} else if (ud != UD_CANCEL)
 				xsc__mc_cqe(x, ud, cqe->res, cqe->flags);

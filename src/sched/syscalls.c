@@ -71,37 +71,24 @@ static void wait_ready(struct xsc_vcpu *v, struct xsc_fiber *f, long nr,
 		       const long *a)
 {
 	unsigned ev;
+	long flags = 0;		/* the socket calls' MSG_* argument */
 
 	switch (nr) {
 	case SYS_read: case SYS_readv: case SYS_accept: case SYS_accept4:
 		ev = POLLIN;
 		break;
-	case SYS_recvfrom:
-		if (a[3] & MSG_DONTWAIT)
-			return;
-		ev = POLLIN;
-		break;
-	case SYS_recvmsg:
-		if (a[2] & MSG_DONTWAIT)
-			return;
-		ev = POLLIN;
-		break;
 	case SYS_write: case SYS_writev:
 		ev = POLLOUT;
 		break;
-	case SYS_sendto:
-		if (a[3] & MSG_DONTWAIT)
-			return;
-		ev = POLLOUT;
-		break;
-	case SYS_sendmsg:
-		if (a[2] & MSG_DONTWAIT)
-			return;
-		ev = POLLOUT;
-		break;
+	case SYS_recvfrom: ev = POLLIN; flags = a[3]; break;
+	case SYS_recvmsg: ev = POLLIN; flags = a[2]; break;
+	case SYS_sendto: ev = POLLOUT; flags = a[3]; break;
+	case SYS_sendmsg: ev = POLLOUT; flags = a[2]; break;
 	default:
 		return;
 	}
+	if (flags & MSG_DONTWAIT)
+		return;
 	/* the finite resource: entries with a ring, syscall threads without */
 	if ((v->x->have_ring ? v->x->nfree * 2 >= v->x->n :
 	     v->x->inflight_worker * 2 < v->x->cfg.max_workers) ||
