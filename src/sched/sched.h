@@ -83,6 +83,7 @@ struct xsc_vcpu {
 	volatile unsigned char tp_sel;	/* syscall user dispatch selector */
 	int tp_in_handler;		/* inside a program's signal handler */
 	bool tp_vfork;			/* the stub re-executes a vfork */
+	bool tp_repin;			/* unpinned for a process clone */
 	uint64_t tp_fs;			/* this kernel thread's own thread pointer */
 	uint64_t tp_sigmask;		/* the kernel thread's current mask */
 	uint64_t tp_idlemask;		/* its mask while no fiber runs */

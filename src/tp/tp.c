@@ -304,6 +304,26 @@ static void __attribute__((noreturn)) thread_exit(void)
 	abort();
 }
 
+/* vcpus are pinned to one CPU each (the runtime's default); a new process
+ * (a forked child, a vfork child, an exec'd image) inherits the affinity
+ * of the kernel thread that made it, and must get the process's own mask
+ * instead, as it would natively. */
+static void unpin(void)
+{
+	xsc__sys3(SYS_sched_setaffinity, 0, tp.affinity_len, tp.affinity);
+}
+
+static void repin(struct xsc_vcpu *v)
+{
+	unsigned long m[16] = { 0 };
+
+	v->tp_repin = false;
+	if (!xsc__rt.cfg.pin || v->cpu < 0 || v->cpu >= (int)(sizeof(m) * 8))
+		return;
+	m[v->cpu / 64] = 1UL << (v->cpu % 64);
+	xsc__sys3(SYS_sched_setaffinity, 0, sizeof(m), m);
+}
+
 /* fork, vfork, clone of a process. */
 static long fork_like(long nr, const long *a, ucontext_t *uc)
 {
@@ -323,7 +343,11 @@ static long fork_like(long nr, const long *a, ucontext_t *uc)
 	}
 	if ((flags & CLONE_VM) || stack) {
 		/* the child starts at the program's call site on its own
-		 * stack: re-execute the call there, from our text */
+		 * stack: re-execute the call there, from our text; it is
+		 * made with the process's affinity, and the vcpu is pinned
+		 * again at its next call (dispatch) */
+		unpin();
+		v->tp_repin = true;
 		v->tp_ret = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)xsc__tp_native_stub;
 		uc->uc_mcontext.gregs[REG_RAX] = nr;
@@ -333,6 +357,7 @@ static long fork_like(long nr, const long *a, ucontext_t *uc)
 	r = xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (r == 0) {
 		/* the child: one thread, no dispatch; it continues natively */
+		unpin();
 		xsc__tp = false;
 		xsc__self = NULL;	/* no vcpu runs here */
 		xsc__sys2(SYS_arch_prctl, ARCH_SET_GS, 0);
@@ -344,9 +369,12 @@ static long exec_(long nr, const long *a)
 {
 	long r;
 
-	/* dispatch would otherwise follow into the new image */
+	/* dispatch would otherwise follow into the new image, and so
+	 * would the vcpu's pinning */
 	xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0, 0);
+	unpin();
 	r = xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	repin(xsc__vcpu());
 	xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
 		  (long)tp.text_lo, (long)(tp.text_hi - tp.text_lo),
 		  (long)&xsc__vcpu()->tp_sel, 0);
@@ -578,6 +606,9 @@ static bool zero_timeout(long nr, const long *a)
 static long dispatch(long nr, const long *a, ucontext_t *uc)
 {
 	struct xsc_fiber *f = cur_fiber();
+
+	if (__builtin_expect(xsc__vcpu()->tp_repin, 0))
+		repin(xsc__vcpu());	/* after a process clone (fork_like) */
 
 	switch (nr) {
 	case SYS_futex:

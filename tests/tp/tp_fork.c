@@ -5,7 +5,11 @@
  * fork (the child writes to a pipe and _exit(3)s; waitpid sees 3),
  * fork + execvp("echo") with its output captured through a pipe,
  * posix_spawnp("sh -c 'exit 5'") (status 5), system("exit 4") (status 4)
- * and popen("echo popen-ok").  Then it wakes the threads and joins them.
+ * and popen("echo popen-ok").  Then the CPUs each kind of new process
+ * may run on: main's, a forked child's, an exec'd nproc's and a spawned
+ * one's (natively all the process's mask; under xsc run a child inherited
+ * the one CPU its vcpu was pinned to).  Then it wakes the threads and
+ * joins them.
  * Prints the collected results.  Exit 0 on success, 1 on any detected
  * error.
  */
@@ -14,6 +18,7 @@
 #endif
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,6 +188,42 @@ static void test_popen(void)
 	printf("popen: status %d\n", st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
+static int ncpus(void)
+{
+	cpu_set_t s;
+
+	return sched_getaffinity(0, sizeof(s), &s) == 0 ? CPU_COUNT(&s) : -1;
+}
+
+static void test_affinity(void)
+{
+	char buf[64], pbuf[64] = "";
+	int p[2], st, mine = ncpus();
+	FILE *f;
+	pid_t pid;
+
+	CHECK(pipe(p) == 0, "pipe");
+	pid = fork();
+	if (pid == 0) {
+		dprintf(p[1], "%d", ncpus());
+		_exit(0);
+	}
+	st = child_output(pid, p, buf, sizeof(buf));
+	CHECK(st == 0 && atoi(buf) == mine, "forked child: %s CPUs, main %d", buf, mine);
+	f = popen("nproc; sh -c 'exec nproc'", "r");
+	CHECK(f != NULL, "popen nproc: %s", strerror(errno));
+	if (f) {
+		size_t n = fread(pbuf, 1, sizeof(pbuf) - 1, f);
+		pbuf[n] = 0;
+		for (char *c = pbuf; *c && c[1]; c++)
+			if (*c == '\n')
+				*c = ' ';
+		st = pclose(f);
+		CHECK(st == 0, "nproc status %#x", st);
+	}
+	printf("affinity: main %d, forked child %s, spawned and exec'd nproc %s", mine, buf, pbuf);
+}
+
 int main(void)
 {
 	pthread_t t[NT];
@@ -203,6 +244,7 @@ int main(void)
 	test_spawn();
 	test_system();
 	test_popen();
+	test_affinity();
 
 	pthread_mutex_lock(&m);
 	CHECK(woke == 0, "%d threads woke early", woke);
