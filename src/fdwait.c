@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -161,9 +162,17 @@ int xsc__fdwait_start(struct xsc *x)
 {
 	struct xsc_fdwait *f = map(sizeof(*f));
 	struct epoll_event ev = { .events = EPOLLIN };
+	pthread_attr_t attr;
+	sigset_t all;
 
 	if (!f)
 		return -ENOMEM;
+	/* the program's signals are not for this thread: one it sent to
+	 * the process would otherwise be taken here (and kill it, for a
+	 * signal with the default action that every thread blocks) */
+	sigfillset(&all);
+	pthread_attr_init(&attr);
+	pthread_attr_setsigmask_np(&attr, &all);
 	pthread_mutex_init(&f->lock, NULL);
 	f->x = x;
 	f->epfd = (int)xsc__sys1(SYS_epoll_create1, EPOLL_CLOEXEC);
@@ -171,7 +180,8 @@ int xsc__fdwait_start(struct xsc *x)
 	ev.data.fd = f->evfd;
 	if (f->epfd < 0 || f->evfd < 0 ||
 	    xsc__sys4(SYS_epoll_ctl, f->epfd, EPOLL_CTL_ADD, f->evfd, &ev) < 0 ||
-	    pthread_create(&f->th, NULL, waiter_thread, f) != 0) {
+	    pthread_create(&f->th, &attr, waiter_thread, f) != 0) {
+		pthread_attr_destroy(&attr);
 		if (f->epfd >= 0)
 			close(f->epfd);
 		if (f->evfd >= 0)
@@ -179,6 +189,7 @@ int xsc__fdwait_start(struct xsc *x)
 		munmap(f, sizeof(*f));
 		return -EAGAIN;
 	}
+	pthread_attr_destroy(&attr);
 	x->fdw = f;
 	return 0;
 }

@@ -43,6 +43,7 @@
 struct xsc_rt xsc__rt;
 __thread struct xsc_vcpu *xsc__self __attribute__((tls_model("initial-exec")));
 bool xsc__tp;
+_Atomic uint64_t xsc__tp_idlemask;
 void (*xsc__tp_vcpu_start)(struct xsc_vcpu *v);
 void (*xsc__tp_reap)(struct xsc_fiber *f);
 
@@ -560,12 +561,16 @@ static void idle(struct xsc_vcpu *v)
 {
 	uint32_t seen = xsc__kick_seen(v->x);
 
-	if (xsc__tp && v->tp_sigmask != v->tp_idlemask) {
+	if (xsc__tp) {
 		/* the last fiber's mask (glibc blocks every signal before a
 		 * thread exits) must not keep process signals out while the
-		 * vcpu sleeps */
-		xsc__sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&v->tp_idlemask, 0, 8, 0, 0);
-		v->tp_sigmask = v->tp_idlemask;
+		 * vcpu sleeps, and a signal every thread blocks (one a
+		 * sigwait thread waits for) must not be taken here */
+		uint64_t m = atomic_load(&xsc__tp_idlemask);
+		if (v->tp_sigmask != m) {
+			xsc__sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, 0, 8, 0, 0);
+			v->tp_sigmask = m;
+		}
 	}
 	atomic_store(&v->idle, 1);
 	atomic_fetch_add(&xsc__rt.nidle, 1);

@@ -71,6 +71,9 @@ struct xsc_fiber {
 	void *tp_regs;			/* registers a cloned thread starts with */
 	struct xsc_fiber *tp_link;	/* thread id table chain */
 	uint64_t tp_pending;		/* signals sent to it by other threads */
+	uint64_t tp_wait_set;		/* signals a sigwait/sigsuspend waits for */
+	int tp_wait_fd;			/* that wait's eventfd + 1 (0: none) */
+	uint32_t tp_nsig;		/* handlers run on it (sigsuspend) */
 	/* futex waits (futex.c) */
 	const uint32_t *fx_addr;
 	uint32_t fx_bits;
@@ -86,7 +89,6 @@ struct xsc_vcpu {
 	bool tp_repin;			/* unpinned for a process clone */
 	uint64_t tp_fs;			/* this kernel thread's own thread pointer */
 	uint64_t tp_sigmask;		/* the kernel thread's current mask */
-	uint64_t tp_idlemask;		/* its mask while no fiber runs */
 	int tp_ktid;			/* this kernel thread's real id */
 	uint64_t tp_ntrap, tp_nfast;	/* calls seen through SIGSYS / by symbol */
 	int id, cpu;
@@ -130,6 +132,9 @@ extern __thread struct xsc_vcpu *xsc__self;	/* NULL outside a vcpu */
  * thread sets to its struct xsc_vcpu and nothing else in user space uses
  * on x86-64 Linux. */
 extern bool xsc__tp;
+/* transparent mode: the kernel mask of a vcpu with no fiber to run (tp.c:
+ * every signal no thread of the program accepts) */
+extern _Atomic uint64_t xsc__tp_idlemask;
 /* wrfsbase may be used (HWCAP2_FSGSBASE); else arch_prctl (runtime.c) */
 extern bool xsc__fsgsbase;
 /* hooks set by the transparent layer */

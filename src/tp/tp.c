@@ -46,6 +46,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stddef.h>
 #include <link.h>
 #include <linux/futex.h>
@@ -56,8 +57,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/ucontext.h>
 #include <unistd.h>
@@ -118,6 +121,7 @@ static struct {
 	bool verbose;
 	_Atomic int warned_sigsys, warned_clone, warned_futex, warned_affinity;
 	_Atomic long kwakes, kwoken;	/* futex wakes passed on to the kernel */
+	int tkill_code;			/* the si_code this kernel gives tgkill */
 } tp;
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -166,6 +170,41 @@ static void tid_del(struct xsc_fiber *f)
 	xsc__spin_unlock(&tp.lock);
 }
 
+/* Which signals some thread of the program accepts (leaves unblocked).
+ * A vcpu with no fiber to run blocks the others, as the program's threads
+ * do: a process-directed signal every thread blocks stays pending for the
+ * thread that waits for it in sigwait (below), instead of being taken,
+ * with its default action, by an idle kernel thread.  was/now: a
+ * thread's mask before and after (~0: the thread does not exist). */
+static _Atomic int accepting[65];
+static uint32_t mask_lock;
+
+static void account(uint64_t was, uint64_t now)
+{
+	uint64_t blocked = ~was & now, unblocked = was & ~now;
+	bool tighter = false, changed = false;
+
+	for (int s = 1; s <= 64; s++) {
+		if ((blocked >> (s - 1)) & 1)
+			tighter |= atomic_fetch_sub(&accepting[s], 1) == 1;
+		else if ((unblocked >> (s - 1)) & 1)
+			changed |= atomic_fetch_add(&accepting[s], 1) == 0;
+	}
+	if (!tighter && !changed)
+		return;
+	xsc__spin_lock(&mask_lock);
+	uint64_t m = 0;
+	for (int s = 1; s <= 64; s++)
+		if (!atomic_load(&accepting[s]))
+			m |= SIGBIT(s);
+	atomic_store(&xsc__tp_idlemask, m & ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP)));
+	xsc__spin_unlock(&mask_lock);
+	if (tighter)	/* sleeping vcpus take the new mask */
+		for (int i = 0; i < xsc__rt.n; i++)
+			if (atomic_load(&xsc__rt.v[i].idle) && xsc__rt.v[i].x)
+				xsc__kick(xsc__rt.v[i].x);
+}
+
 /* A signal for another fiber waits in the fiber and is raised on whichever
  * kernel thread runs it, right before it returns to program code (a call it
  * is blocked in is not interrupted).  1 if vtid names a fiber, 0 if not,
@@ -181,6 +220,8 @@ static int tid_post(int vtid, int sig)
 		if (f->vtid == vtid) {
 			if (sig)
 				__atomic_or_fetch(&f->tp_pending, SIGBIT(sig), __ATOMIC_RELEASE);
+			if (sig && f->tp_wait_fd && (f->tp_wait_set & SIGBIT(sig)))
+				xsc__sys3(SYS_write, f->tp_wait_fd - 1, (long)&(uint64_t){ 1 }, 8);
 			found = 1;
 			break;
 		}
@@ -277,6 +318,7 @@ static long spawn(uint64_t flags, uint64_t sp, int *ptid, int *ctid,
 		return ret;
 	}
 	tid_add(f);
+	account(~0ULL, f->sigmask);
 	atomic_fetch_add(&tp.nthreads, 1);
 	xsc__rt_adopt(f);
 	return f->vtid;
@@ -287,6 +329,7 @@ static long spawn(uint64_t flags, uint64_t sp, int *ptid, int *ctid,
 static void reap(struct xsc_fiber *f)
 {
 	tid_del(f);
+	account(f->sigmask, ~0ULL);
 	if (f->ctid) {
 		__atomic_store_n(f->ctid, 0, __ATOMIC_RELEASE);
 		xsc__futex_wake(f->ctid, INT_MAX, ~0u);
@@ -472,6 +515,8 @@ static void sig_tramp(int sig, siginfo_t *si, void *uc)
 		sel = v->tp_sel;
 		v->tp_sel = TP_SEL_ALLOW;
 		v->tp_in_handler++;
+		if (v->cur)
+			v->cur->tp_nsig++;
 	}
 	if (h != SIG_DFL && h != SIG_IGN) {
 		if (flags & SA_SIGINFO)
@@ -552,6 +597,7 @@ static long sigprocmask_(const long *a, ucontext_t *uc)
 	if (nm != cur) {
 		/* in force now and after the handler's sigreturn */
 		*m = nm;
+		account(cur, nm);
 		v->cur->sigmask = nm;
 		v->tp_sigmask = nm;
 		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &nm, 0, 8);
@@ -581,6 +627,169 @@ static long kill_(long nr, const long *a)
 	if (sig < 0 || sig > 64)
 		return -EINVAL;
 	return sig ? xsc__sys3(SYS_tgkill, xsc__sys0(SYS_getpid), host, sig) : 0;
+}
+
+/* ---- waiting for signals ----------------------------------------------------------- */
+
+/* sigwaitinfo, sigtimedwait, sigsuspend and pause park the fiber, not its
+ * vcpu: a daemon's signal thread waiting in the kernel held a vcpu for
+ * good (with one vcpu, Apache never answered).  A wait ends on a signal
+ * sent to the thread (kept in the fiber: tid_post writes the wait's
+ * eventfd) or pending for the process (a signalfd for the set polls
+ * readable; vcpus with no fiber to run block what no thread accepts, so
+ * such a signal stays pending for the waiter: see account()). */
+
+/* The lowest signal of set sent to fiber f, taken; 0 if none. */
+static int take_own(struct xsc_fiber *f, uint64_t set)
+{
+	uint64_t p;
+
+	while ((p = __atomic_load_n(&f->tp_pending, __ATOMIC_ACQUIRE) & set) != 0) {
+		int s = __builtin_ctzll(p) + 1;
+		if (__atomic_fetch_and(&f->tp_pending, ~SIGBIT(s), __ATOMIC_ACQ_REL) & SIGBIT(s))
+			return s;
+	}
+	return 0;
+}
+
+/* Parks fiber f until a signal of set may be pending for it or the
+ * process, or until deadline (xsc__now() ns; -1: none).  0: look again;
+ * -ETIMEDOUT; or the error that kept it from waiting. */
+static long park_for(struct xsc_fiber *f, uint64_t set, int64_t deadline)
+{
+	struct pollfd p[2];
+	struct timespec left, *lp = NULL;
+	long sfd, efd, r = 0;
+
+	sfd = xsc__sys4(SYS_signalfd4, -1, (long)&set, 8, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0)
+		return sfd;
+	efd = xsc__sys2(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (efd < 0) {
+		xsc__sys1(SYS_close, sfd);
+		return efd;
+	}
+	xsc__spin_lock(&tp.lock);
+	if (!(f->tp_pending & set)) {
+		f->tp_wait_set = set;
+		f->tp_wait_fd = (int)efd + 1;
+		r = 1;
+	}
+	xsc__spin_unlock(&tp.lock);
+	if (r) {
+		p[0] = (struct pollfd){ (int)sfd, POLLIN, 0 };
+		p[1] = (struct pollfd){ (int)efd, POLLIN, 0 };
+		if (deadline >= 0) {
+			int64_t ns = deadline - xsc__now();
+			if (ns < 0)
+				ns = 0;
+			left = (struct timespec){ ns / 1000000000, ns % 1000000000 };
+			lp = &left;
+		}
+		r = xsc_syscall(SYS_ppoll, (long)p, 2, (long)lp, 0, 8, 0);
+		xsc__spin_lock(&tp.lock);
+		f->tp_wait_fd = 0;
+		f->tp_wait_set = 0;
+		xsc__spin_unlock(&tp.lock);
+		r = r == 0 ? -ETIMEDOUT : (r < 0 && r != -EINTR) ? r : 0;
+	}
+	xsc__sys1(SYS_close, sfd);
+	xsc__sys1(SYS_close, efd);
+	return r;
+}
+
+static long sigtimedwait_(const long *a)
+{
+	struct xsc_fiber *f = cur_fiber();
+	struct timespec ts;
+	int64_t deadline = -1;
+	uint64_t set;
+	long r;
+	int s;
+
+	if (a[3] != 8)
+		return -EINVAL;
+	if (xsc__ucopy_in(&set, (const void *)a[0], sizeof(set)))
+		return -EFAULT;
+	if (a[2]) {
+		if (xsc__ucopy_in(&ts, (const void *)a[2], sizeof(ts)))
+			return -EFAULT;
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+			return -EINVAL;
+		deadline = xsc__now() + ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	}
+	set &= ~(SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+	for (;;) {
+		if ((s = take_own(f, set)) != 0) {
+			siginfo_t si;
+			memset(&si, 0, sizeof(si));
+			si.si_signo = s;
+			si.si_code = tp.tkill_code;
+			si.si_pid = (pid_t)xsc__sys0(SYS_getpid);
+			si.si_uid = (uid_t)xsc__sys0(SYS_getuid);
+			if (a[1] && xsc__ucopy_out((void *)a[1], &si, sizeof(si)))
+				return -EFAULT;
+			return s;
+		}
+		static const struct timespec zero;
+		r = xsc__sys4(SYS_rt_sigtimedwait, (long)&set, a[1], (long)&zero, 8);
+		if (r != -EAGAIN)
+			return r;
+		if (deadline >= 0 && xsc__now() >= deadline)
+			return -EAGAIN;
+		r = park_for(f, set, deadline);
+		if (r < 0 && r != -ETIMEDOUT)
+			return r;
+	}
+}
+
+/* sigsuspend (a: the mask) and pause (a == NULL): the fiber's mask is
+ * replaced while it waits; it returns -EINTR once a handler has run on
+ * it.  Pending signals are delivered by setting the mask from the fiber
+ * itself, so the handler runs on the thread's own stack and TLS. */
+static long sigsuspend_(const long *a)
+{
+	struct xsc_fiber *f = cur_fiber();
+	uint64_t old = f->sigmask, nm = old;
+	long r;
+
+	if (a) {
+		if (a[1] != 8)
+			return -EINVAL;
+		if (xsc__ucopy_in(&nm, (const void *)a[0], sizeof(nm)))
+			return -EFAULT;
+	}
+	nm &= ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+	/* while it waits, the signals it accepts are its own to take: idle
+	 * vcpus must not take them for it */
+	account(old, ~0ULL);
+	for (;;) {
+		struct xsc_vcpu *v = xsc__vcpu();	/* may change after a park */
+		uint32_t before = f->tp_nsig;
+
+		f->sigmask = nm;
+		v->tp_sigmask = nm;
+		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&nm, 0, 8);
+		if (f->tp_pending & ~nm)
+			xsc__tp_deliver(f);
+		f->sigmask = old;
+		v->tp_sigmask = old;
+		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8);
+		if (f->tp_nsig != before) {
+			r = -EINTR;
+			break;
+		}
+		/* parked, it blocks what it waits for: switching to it must
+		 * not deliver those in the scheduler (run() sets its mask),
+		 * only the unmasking above, on the fiber */
+		f->sigmask = old | (~nm & ~SIGBIT(SIGSYS));
+		r = park_for(f, ~nm & ~SIGBIT(SIGSYS), -1);
+		f->sigmask = old;
+		if (r < 0)
+			break;
+	}
+	account(~0ULL, old);
+	return r;
 }
 
 /* ---- dispatch ------------------------------------------------------------------- */
@@ -667,6 +876,12 @@ static long dispatch(long nr, const long *a, ucontext_t *uc)
 		break;
 	case SYS_rt_sigaction:
 		return sigaction_(a);
+	case SYS_rt_sigtimedwait:
+		return sigtimedwait_(a);
+	case SYS_rt_sigsuspend:
+		return sigsuspend_(a);
+	case SYS_pause:
+		return sigsuspend_(NULL);
 	case SYS_tgkill:
 	case SYS_tkill:
 		return kill_(nr, a);
@@ -785,7 +1000,6 @@ static void vcpu_start(struct xsc_vcpu *v)
 	v->tp_ktid = (int)xsc__sys0(SYS_gettid);
 	v->tp_sel = TP_SEL_ALLOW;
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, 0, &v->tp_sigmask, 8);
-	v->tp_idlemask = v->tp_sigmask & ~SIGBIT(SIGSYS);
 	r = xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
 		      (long)tp.text_lo, (long)(tp.text_hi - tp.text_lo),
 		      (long)&v->tp_sel, 0);
@@ -836,6 +1050,27 @@ static const char *why_not(void)
 		return "the kernel lacks syscall user dispatch (Linux >= 5.11)";
 	xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0, 0);
 	return NULL;
+}
+
+/* A signal one thread sends another and the receiver takes with sigwait
+ * carries the si_code of tgkill; what that is (SI_TKILL, or SI_USER on
+ * newer kernels) is asked of the kernel once, with SIGUSR1 blocked for
+ * the moment and any pending one left alone. */
+static int tkill_code(void)
+{
+	uint64_t one = SIGBIT(SIGUSR1), old, pend = 0;
+	static const struct timespec zero;
+	siginfo_t si;
+	int code = SI_TKILL;
+
+	xsc__sys4(SYS_rt_sigprocmask, SIG_BLOCK, &one, &old, 8);
+	xsc__sys2(SYS_rt_sigpending, &pend, 8);
+	if (!(pend & one) &&
+	    xsc__sys3(SYS_tgkill, xsc__sys0(SYS_getpid), xsc__sys0(SYS_gettid), SIGUSR1) == 0 &&
+	    xsc__sys4(SYS_rt_sigtimedwait, &one, &si, &zero, 8) == SIGUSR1)
+		code = si.si_code;
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8);
+	return code;
 }
 
 static int start(void)
@@ -896,6 +1131,8 @@ static int start(void)
 	mainf->fs = rdfsbase();
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, 0, &mask, 8);
 	mainf->sigmask = mask & ~SIGBIT(SIGSYS);
+	account(~0ULL, mainf->sigmask);
+	tp.tkill_code = tkill_code();
 	unregister_rseq();
 	xsc__tp = true;
 	xsc__raw_workers = true;	/* no glibc locks in syscall threads */
