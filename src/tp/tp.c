@@ -499,8 +499,15 @@ static long futex(const long *a)
 
 /* ---- signals -------------------------------------------------------------------- */
 
-/* Every handler the program installs runs through here: with the
- * selector at ALLOW, so its calls run directly and never switch fibers. */
+/* Every handler the program installs runs through here.  Its calls never
+ * switch fibers: they trap (the selector stays BLOCK) into in_handler(),
+ * which answers the ones that are the runtime's to answer (installing a
+ * handler, thread ids and signals) and makes the rest directly.  With the
+ * selector at ALLOW a handler's sigaction went straight to the kernel,
+ * installing the program's handler without the trampoline and with libc's
+ * restorer: that handler then ran with the selector at BLOCK, its
+ * rt_sigreturn trapped and returned into garbage (Apache's SIGTERM under
+ * xsc run ended in SIGSEGV). */
 static void sig_tramp(int sig, siginfo_t *si, void *uc)
 {
 	struct xsc_vcpu *v = xsc__tp ? xsc__vcpu() : NULL;
@@ -513,7 +520,8 @@ static void sig_tramp(int sig, siginfo_t *si, void *uc)
 		k->handler = SIG_DFL;
 	if (v) {
 		sel = v->tp_sel;
-		v->tp_sel = TP_SEL_ALLOW;
+		if (!v->tp_vfork)	/* a vfork child's calls stay direct */
+			v->tp_sel = TP_SEL_BLOCK;
 		v->tp_in_handler++;
 		if (v->cur)
 			v->cur->tp_nsig++;
@@ -544,8 +552,9 @@ static long install(int sig, const struct kact *p)
 	return xsc__sys4(SYS_rt_sigaction, sig, &k, 0, 8);
 }
 
-static long sigaction_(const long *a)
+static long sigaction_(const long *a, bool in_sig)
 {
+	bool locked = true;
 	int sig = (int)a[0];
 	const struct kact *act = (const void *)a[1];
 	struct kact *old = (void *)a[2], prev;
@@ -557,7 +566,11 @@ static long sigaction_(const long *a)
 		return -EINVAL;
 	if (sig == SIGKILL || sig == SIGSTOP)
 		return act ? -EINVAL : (old ? (*old = tp.act[sig], 0) : 0);
-	xsc__spin_lock(&tp.lock);
+	/* in a handler, the code it interrupted may hold the lock */
+	if (in_sig)
+		locked = !__atomic_exchange_n(&tp.lock, 1, __ATOMIC_ACQUIRE);
+	else
+		xsc__spin_lock(&tp.lock);
 	prev = tp.act[sig];
 	if (act) {
 		if (sig == SIGSYS)
@@ -568,7 +581,8 @@ static long sigaction_(const long *a)
 		if (r == 0)
 			tp.act[sig] = *act;
 	}
-	xsc__spin_unlock(&tp.lock);
+	if (locked)
+		xsc__spin_unlock(&tp.lock);
 	if (r == 0 && old)
 		*old = prev;
 	return r;
@@ -875,7 +889,7 @@ static long dispatch(long nr, const long *a, ucontext_t *uc)
 			return sigprocmask_(a, uc);
 		break;
 	case SYS_rt_sigaction:
-		return sigaction_(a);
+		return sigaction_(a, false);
 	case SYS_rt_sigtimedwait:
 		return sigtimedwait_(a);
 	case SYS_rt_sigsuspend:
@@ -937,6 +951,27 @@ long xsc__tp_call(long nr, const long *a)
 	return dispatch(nr, a, NULL);
 }
 
+/* A call made in a signal handler (see sig_tramp). */
+static long in_handler(struct xsc_vcpu *v, long nr, const long *a)
+{
+	switch (nr) {
+	case SYS_rt_sigaction:
+		return sigaction_(a, true);
+	case SYS_gettid:
+		if (v->cur)
+			return v->cur->vtid;
+		break;
+	case SYS_tgkill:
+	case SYS_tkill:
+		if (v->cur)
+			return kill_(nr, a);
+		break;
+	default:
+		break;
+	}
+	return xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
 static void on_sigsys(int sig, siginfo_t *si, void *uc_)
 {
 	ucontext_t *uc = uc_;
@@ -947,6 +982,13 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc_)
 	long nr = si->si_syscall, r;
 
 	(void)sig;
+	if (v && v->tp_in_handler) {
+		v->tp_sel = TP_SEL_ALLOW;
+		g[REG_RAX] = in_handler(v, nr, a);
+		*errp = saved;
+		v->tp_sel = TP_SEL_BLOCK;
+		return;
+	}
 	if (!v || !v->cur) {	/* not a fiber: cannot happen, but be exact */
 		if (v)
 			v->tp_sel = TP_SEL_ALLOW;

@@ -20,14 +20,14 @@ void xsc__tp_deliver(struct xsc_fiber *f);
 /* Entry from a libc function the library interposes (wrap.c): program
  * code on a fiber runs with the selector at BLOCK; anything else (our own
  * code, signal handlers, threads that are not vcpus, a forked child) runs
- * the call directly. */
+ * the call directly (a handler's trapped calls: tp.c in_handler). */
 static inline long xsc__tp_fast(long nr, long a0, long a1, long a2, long a3,
 				long a4, long a5)
 {
 	struct xsc_vcpu *v;
 
 	if (xsc__tp && (v = xsc__vcpu()) != NULL && v->cur &&
-	    v->tp_sel == TP_SEL_BLOCK) {
+	    v->tp_sel == TP_SEL_BLOCK && !v->tp_in_handler) {
 		long a[6] = { a0, a1, a2, a3, a4, a5 }, r;
 		v->tp_sel = TP_SEL_ALLOW;
 		v->tp_nfast++;
