@@ -46,6 +46,8 @@ bool xsc__tp;
 _Atomic uint64_t xsc__tp_idlemask;
 void (*xsc__tp_vcpu_start)(struct xsc_vcpu *v);
 void (*xsc__tp_reap)(struct xsc_fiber *f);
+void (*xsc__tp_scan)(struct xsc_vcpu *v);
+long (*xsc__tp_interrupted)(struct xsc_fiber *f, long nr, long r);
 
 /* Read the current vcpu after a switch: a fiber may resume on another
  * kernel thread, and the compiler must not reuse a value read before. */
@@ -600,6 +602,9 @@ static void loop(struct xsc_vcpu *v)
 		if (__builtin_expect(atomic_load_explicit(&xsc__rt.sandbox_gen,
 				     memory_order_acquire) != v->sandbox_gen, 0))
 			xsc__rt_sandbox_catch_up(v);
+		if (__builtin_expect(atomic_load_explicit(&v->tp_intr, memory_order_relaxed), 0) &&
+		    atomic_exchange(&v->tp_intr, 0) && xsc__tp_scan)
+			xsc__tp_scan(v);	/* signals interrupt calls (tp.c) */
 		struct xsc_fiber *f = rq_pop(v);
 
 		if (!f) {
@@ -678,6 +683,7 @@ static void on_done(void *arg, int id, long ret, uint64_t tag)
 	if (!f)
 		return;
 	f->sysret = ret;
+	f->tp_call = 0;		/* no longer an entry to cancel (tp.c) */
 	if (f == ((struct xsc_vcpu *)arg)->cur) {
 		f->early = true;	/* reaped by the fiber itself (syscalls.c) */
 		return;

@@ -74,6 +74,9 @@ struct xsc_fiber {
 	uint64_t tp_wait_set;		/* signals a sigwait/sigsuspend waits for */
 	int tp_wait_fd;			/* that wait's eventfd + 1 (0: none) */
 	uint32_t tp_nsig;		/* handlers run on it (sigsuspend) */
+	int tp_call;			/* entry id + 1 of the call it waits in */
+	long tp_call_nr;		/* that call's number */
+	_Atomic int tp_intr;		/* a signal asked to interrupt it: 1, 2 canceled */
 	/* futex waits (futex.c) */
 	const uint32_t *fx_addr;
 	uint32_t fx_bits;
@@ -87,6 +90,7 @@ struct xsc_vcpu {
 	int tp_in_handler;		/* inside a program's signal handler */
 	bool tp_vfork;			/* the stub re-executes a vfork */
 	bool tp_repin;			/* unpinned for a process clone */
+	_Atomic int tp_intr;		/* some fiber here is to be interrupted */
 	uint64_t tp_fs;			/* this kernel thread's own thread pointer */
 	uint64_t tp_sigmask;		/* the kernel thread's current mask */
 	int tp_ktid;			/* this kernel thread's real id */
@@ -140,6 +144,12 @@ extern bool xsc__fsgsbase;
 /* hooks set by the transparent layer */
 extern void (*xsc__tp_vcpu_start)(struct xsc_vcpu *v);
 extern void (*xsc__tp_reap)(struct xsc_fiber *f);
+/* transparent mode: cancels the calls of this vcpu's fibers that a signal
+ * interrupts; decides what an interrupted call returns (XSC_TP_RESTART:
+ * issue it again, after the handlers ran) */
+extern void (*xsc__tp_scan)(struct xsc_vcpu *v);
+extern long (*xsc__tp_interrupted)(struct xsc_fiber *f, long nr, long r);
+#define XSC_TP_RESTART (-4096L - 1)
 
 /* The vcpu running the caller, or NULL outside a vcpu.  xsc__self is
  * initial-exec TLS: a vcpu thread sets its own copy, and in transparent

@@ -212,6 +212,7 @@ static long fiber_call(long nr, const long *a)
 			ring_made(r, a);
 		return r;
 	}
+again:
 	wait_ready(v, f, nr, a);
 	id = xsc__post_fiber(nr, a, (uint64_t)(uintptr_t)f);
 	if (id < 0)
@@ -233,7 +234,19 @@ static long fiber_call(long nr, const long *a)
 			return f->sysret;
 		}
 	}
+	if (f->fs) {	/* a program's thread: a signal may cancel the call */
+		f->tp_call_nr = nr;
+		f->tp_call = id + 1;
+	}
 	xsc__park(NULL);	/* the completion readies us */
+	f->tp_call = 0;
+	if (__builtin_expect(atomic_load(&f->tp_intr) != 0, 0) && xsc__tp_interrupted) {
+		long r = xsc__tp_interrupted(f, nr, f->sysret);
+		if (r != XSC_TP_RESTART)
+			return r;
+		v = xsc__vcpu();
+		goto again;
+	}
 	return f->sysret;
 }
 

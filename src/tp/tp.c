@@ -205,6 +205,75 @@ static void account(uint64_t was, uint64_t now)
 				xsc__kick(xsc__rt.v[i].x);
 }
 
+/* ---- signals that interrupt blocked calls ------------------------------------------ */
+
+/* A signal sent to a thread blocked in a call interrupts the call, as the
+ * kernel's would: the entry is canceled (by the vcpu that owns it, in its
+ * scheduler: scan), the handler runs on the thread, and the call returns
+ * EINTR or, when every handler run had SA_RESTART and the call is one the
+ * kernel restarts, is issued again (signal(7)).  A call that completed
+ * before the cancel keeps its result.  Calls not listed here (connect,
+ * sleeps, whose remaining time is not kept) are not interrupted. */
+static int interruptible(long nr)	/* 2: and restarted with SA_RESTART */
+{
+	switch (nr) {
+	case SYS_read: case SYS_readv: case SYS_write: case SYS_writev:
+	case SYS_pread64: case SYS_pwrite64: case SYS_recvfrom: case SYS_recvmsg:
+	case SYS_sendto: case SYS_sendmsg: case SYS_accept: case SYS_accept4:
+	case SYS_wait4: case SYS_waitid: case SYS_flock: case SYS_fcntl:
+		return 2;
+	case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
+	case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_epoll_pwait2:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Under tp.lock: asks f's vcpu to cancel the call f waits in. */
+static void interrupt(struct xsc_fiber *f)
+{
+	int no = 0;
+
+	if (!f->tp_call || !f->home || !interruptible(f->tp_call_nr))
+		return;
+	if (atomic_compare_exchange_strong(&f->tp_intr, &no, 1)) {
+		atomic_store(&f->home->tp_intr, 1);
+		xsc__kick(f->home->x);
+	}
+}
+
+/* The vcpu's scheduler: cancels what was asked of it. */
+static void scan(struct xsc_vcpu *v)
+{
+	xsc__spin_lock(&tp.lock);
+	for (int i = 0; i < NTID; i++)
+		for (struct xsc_fiber *f = tp.tids[i]; f; f = f->tp_link) {
+			int one = 1;
+			if (f->home == v && f->tp_call &&
+			    atomic_compare_exchange_strong(&f->tp_intr, &one, 2))
+				xsc_cancel(v->x, f->tp_call - 1);
+		}
+	xsc__spin_unlock(&tp.lock);
+}
+
+/* The interrupted fiber, back on its vcpu with the call's result r. */
+static long interrupted(struct xsc_fiber *f, long nr, long r)
+{
+	uint64_t p = __atomic_load_n(&f->tp_pending, __ATOMIC_ACQUIRE) & ~f->sigmask;
+	bool restart = interruptible(nr) == 2;
+
+	atomic_store(&f->tp_intr, 0);
+	if (r != -ECANCELED && r != -EINTR)
+		return r;	/* it completed first: the kernel's answer */
+	for (int s = 1; s <= 64; s++)
+		if (((p >> (s - 1)) & 1) && !(tp.act[s].flags & SA_RESTART))
+			restart = false;
+	if (p)
+		xsc__tp_deliver(f);	/* the handlers run now, on this thread */
+	return restart ? XSC_TP_RESTART : -EINTR;
+}
+
 /* A signal for another fiber waits in the fiber and is raised on whichever
  * kernel thread runs it, right before it returns to program code (a call it
  * is blocked in is not interrupted).  1 if vtid names a fiber, 0 if not,
@@ -222,6 +291,8 @@ static int tid_post(int vtid, int sig)
 				__atomic_or_fetch(&f->tp_pending, SIGBIT(sig), __ATOMIC_RELEASE);
 			if (sig && f->tp_wait_fd && (f->tp_wait_set & SIGBIT(sig)))
 				xsc__sys3(SYS_write, f->tp_wait_fd - 1, (long)&(uint64_t){ 1 }, 8);
+			else if (sig && !(f->sigmask & SIGBIT(sig)))
+				interrupt(f);
 			found = 1;
 			break;
 		}
@@ -1180,6 +1251,8 @@ static int start(void)
 	xsc__raw_workers = true;	/* no glibc locks in syscall threads */
 	xsc__tp_vcpu_start = vcpu_start;
 	xsc__tp_reap = reap;
+	xsc__tp_scan = scan;
+	xsc__tp_interrupted = interrupted;
 	if (xsc__rt_start(&cfg) < 0) {
 		xsc__say("xsc run: cannot start the vcpus\n");
 		abort();	/* threads may already run with dispatch on */
