@@ -122,6 +122,7 @@ static struct {
 	_Atomic int warned_sigsys, warned_clone, warned_futex, warned_affinity;
 	_Atomic long kwakes, kwoken;	/* futex wakes passed on to the kernel */
 	int tkill_code;			/* the si_code this kernel gives tgkill */
+	_Atomic uint64_t stray;		/* handled outside any thread (scan) */
 } tp;
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -243,10 +244,28 @@ static void interrupt(struct xsc_fiber *f)
 	}
 }
 
-/* The vcpu's scheduler: cancels what was asked of it. */
+/* The vcpu's scheduler: cancels what was asked of it.  A signal whose
+ * handler ran outside any thread (a vcpu between fibers took it)
+ * interrupts one thread that accepts it and waits in a call the kernel
+ * would not just restart. */
 static void scan(struct xsc_vcpu *v)
 {
+	uint64_t stray = atomic_exchange(&tp.stray, 0);
+
 	xsc__spin_lock(&tp.lock);
+	for (int s = 1; stray && s <= 64; s++) {
+		bool restart = tp.act[s].flags & SA_RESTART, done = false;
+		if (!((stray >> (s - 1)) & 1))
+			continue;
+		for (int i = 0; i < NTID && !done; i++)
+			for (struct xsc_fiber *f = tp.tids[i]; f && !done; f = f->tp_link) {
+				int k = f->tp_call ? interruptible(f->tp_call_nr) : 0;
+				if (k && !(f->sigmask & SIGBIT(s)) && !(restart && k == 2)) {
+					interrupt(f);
+					done = true;
+				}
+			}
+	}
 	for (int i = 0; i < NTID; i++)
 		for (struct xsc_fiber *f = tp.tids[i]; f; f = f->tp_link) {
 			int one = 1;
@@ -266,6 +285,8 @@ static long interrupted(struct xsc_fiber *f, long nr, long r)
 	atomic_store(&f->tp_intr, 0);
 	if (r != -ECANCELED && r != -EINTR)
 		return r;	/* it completed first: the kernel's answer */
+	if (!p)
+		return -EINTR;	/* its handler ran already (scan) */
 	for (int s = 1; s <= 64; s++)
 		if (((p >> (s - 1)) & 1) && !(tp.act[s].flags & SA_RESTART))
 			restart = false;
@@ -596,6 +617,14 @@ static void sig_tramp(int sig, siginfo_t *si, void *uc)
 		v->tp_in_handler++;
 		if (v->cur)
 			v->cur->tp_nsig++;
+	}
+	if (v && !v->cur && h != SIG_DFL && h != SIG_IGN) {
+		/* a process signal taken by a vcpu between fibers: natively
+		 * it would have interrupted a thread's call (scan picks one) */
+		__atomic_or_fetch(&tp.stray, SIGBIT(sig), __ATOMIC_RELAXED);
+		atomic_store(&v->tp_intr, 1);
+		if (v->x)	/* taken as it went idle: do not sleep now */
+			xsc__kick(v->x);
 	}
 	if (h != SIG_DFL && h != SIG_IGN) {
 		if (flags & SA_SIGINFO)
