@@ -621,7 +621,7 @@ static void sig_tramp(int sig, siginfo_t *si, void *uc)
 	if (v && !v->cur && h != SIG_DFL && h != SIG_IGN) {
 		/* a process signal taken by a vcpu between fibers: natively
 		 * it would have interrupted a thread's call (scan picks one) */
-		__atomic_or_fetch(&tp.stray, SIGBIT(sig), __ATOMIC_RELAXED);
+		atomic_fetch_or_explicit(&tp.stray, SIGBIT(sig), memory_order_relaxed);
 		atomic_store(&v->tp_intr, 1);
 		if (v->x)	/* taken as it went idle: do not sleep now */
 			xsc__kick(v->x);
