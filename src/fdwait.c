@@ -50,6 +50,7 @@ struct xsc_fdwait {
 	pthread_mutex_t lock;
 	int epfd, evfd;
 	pthread_t th;
+	_Atomic int tid;	/* the thread's id, once it runs */
 	struct fdslot *fds;	/* indexed by fd, mmap'd, grown by mremap */
 	size_t nfds;
 	struct waiter *free;	/* spare nodes */
@@ -122,6 +123,7 @@ static void *waiter_thread(void *arg)
 	struct xsc_fdwait *f = arg;
 	struct epoll_event evs[64];
 
+	atomic_store(&f->tid, (int)xsc__sys0(SYS_gettid));
 	for (;;) {
 		long n = xsc__sys4(SYS_epoll_wait, f->epfd, evs, 64, -1);
 		bool moved = false;
@@ -246,6 +248,31 @@ int xsc__fdwait_reap(struct xsc *x)
 		pthread_mutex_unlock(&f->lock);
 	}
 	return n;
+}
+
+bool xsc__fdwait_thread(const struct xsc *x, int tid, uint64_t *tcb)
+{
+	const struct xsc_fdwait *f = x->fdw;
+
+	if (!f || atomic_load(&f->tid) != tid)
+		return false;
+	*tcb = (uint64_t)f->th;	/* glibc x86-64: a pthread_t is its TCB */
+	return true;
+}
+
+/* A forked child's copy: the thread is the parent's, the fds the child's. */
+void xsc__fdwait_forget(struct xsc *x)
+{
+	struct xsc_fdwait *f = x->fdw;
+
+	if (!f)
+		return;
+	xsc__sys1(SYS_close, f->epfd);
+	xsc__sys1(SYS_close, f->evfd);
+	if (f->fds)
+		munmap(f->fds, f->nfds * sizeof(*f->fds));
+	munmap(f, sizeof(*f));
+	x->fdw = NULL;
 }
 
 void xsc__fdwait_stop(struct xsc *x)

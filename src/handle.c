@@ -158,6 +158,7 @@ XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 	pthread_once(&atfork_once, atfork_init);
 	x->owner = &xsc__owner_mark;
 	x->gen = atomic_load(&xsc__fork_gen);
+	atomic_init(&x->creds_gen, atomic_load(&xsc__creds_gen));
 	x->flush_at = x->cfg.batch_threshold ? x->cfg.batch_threshold : UINT_MAX;
 	xsc__probe(x);
 	xsc__route_all(x);
@@ -212,12 +213,19 @@ static void close_foreign(struct xsc *x)
 	xsc__uring_teardown(x);
 	if (forked) {
 		xsc__workers_forget(x);
-		x->fdw = NULL;	/* its thread is the parent's */
+		xsc__fdwait_forget(x);	/* its thread is the parent's */
 	} else {
 		xsc__workers_stop(x);
 		xsc__fdwait_stop(x);
 	}
 	free_handle(x);
+}
+
+/* A forked child's copy of one of the runtime's own (shared) handles. */
+void xsc__handle_forget(struct xsc *x)
+{
+	x->gen = atomic_load(&xsc__fork_gen) - 1;	/* surely the parent's */
+	close_foreign(x);
 }
 
 XSC_EXPORT int xsc_close(struct xsc *x)

@@ -174,6 +174,9 @@ struct xsc {
 	 * fibers that in transparent mode have TLS blocks of their own. */
 	const void *owner;
 	unsigned gen;
+	/* process-wide credential changes the owner thread has taken
+	 * (creds.c); its syscall threads catch up to it */
+	_Atomic unsigned creds_gen;
 	bool shared;
 
 	/* owner-only bookkeeping */
@@ -257,8 +260,26 @@ static inline bool xsc__foreign_thread(const struct xsc *x)
 	return __builtin_expect(x->owner != &xsc__owner_mark, 0) && !x->shared;
 }
 
+/* Process-wide credential changes (creds.c): the generation made so far,
+ * the one a parked thread has taken (UINT_MAX: none parked). */
+extern _Atomic unsigned xsc__creds_gen;
+extern _Atomic unsigned xsc__creds_parked;
+/* set*id calls glibc makes on every thread (setuid(3) and its kin) */
+bool xsc__creds_process_wide(long nr);
+/* Records a change the caller has made on itself; returns its generation. */
+unsigned xsc__creds_record(long nr, const long *a);
+/* Makes the changes from *have on on the calling thread (aborts if one
+ * fails: a thread never goes on with the old credentials). */
+void xsc__creds_apply(unsigned *have);
+/* A parked thread that has taken the changes up to `have`: takes every
+ * change as it is recorded; never returns. */
+void xsc__creds_park(unsigned have) __attribute__((noreturn));
+
 /* The runtime's own handles skip the ownership check (see struct xsc). */
 void xsc__handle_shared(struct xsc *x);
+/* In a forked child, that copy of a runtime's handle: its memory freed,
+ * the child's fds of it closed, nothing the parent uses touched. */
+void xsc__handle_forget(struct xsc *x);
 
 /* Marks entry id DONE with result ret (owner thread). */
 void xsc__complete(struct xsc *x, int id, long ret);
@@ -414,6 +435,9 @@ int xsc__fdwait_start(struct xsc *x);
 int xsc__fdwait_add(struct xsc *x, int fd, unsigned events, uint64_t tag);
 int xsc__fdwait_reap(struct xsc *x);
 void xsc__fdwait_stop(struct xsc *x);
+void xsc__fdwait_forget(struct xsc *x);	/* a forked child's copy */
+/* Whether tid is x's readiness thread; its thread pointer into *tcb. */
+bool xsc__fdwait_thread(const struct xsc *x, int tid, uint64_t *tcb);
 /* A readiness wait ended (or was given up: revents say ready, and the
  * call goes out): hands it to done_cb as id -1. */
 static inline void xsc__wait_done(struct xsc *x, uint64_t tag, long revents)

@@ -131,6 +131,7 @@ struct wthread {
 	struct xsc_workers *w;
 	int k;			/* index in w->t; slot.worker is k + 1 */
 	int tid;		/* stored by the thread before its first run */
+	unsigned creds;		/* credential changes taken (creds.c) */
 	_Atomic uint32_t run;	/* RUN(id) | R_*, or 0; leave()'s futex */
 } __attribute__((aligned(64)));	/* the owner CASes run: no sharing */
 
@@ -275,6 +276,10 @@ static void loop(struct wthread *t)
 	while (!atomic_load(&w->stop)) {
 		int id = pop(w);
 		if (id >= 0) {
+			/* the owner took a process-wide credential change
+			 * before it queued this */
+			if (__builtin_expect(t->creds != atomic_load(&w->x->creds_gen), 0))
+				xsc__creds_apply(&t->creds);
 			atomic_fetch_sub(&w->idle, 1);
 			run(t, id);
 			atomic_fetch_add(&w->idle, 1);
@@ -405,6 +410,7 @@ static int spawn(struct xsc_workers *w)
 	}
 	t = &w->t[w->nthreads];
 	t->w = w;
+	t->creds = atomic_load(&w->x->creds_gen);	/* what it inherits */
 	t->k = w->nthreads;
 	atomic_fetch_add(&w->idle, 1);	/* before it can take work */
 	ret = w->raw ? raw_spawn(t) : pthread_spawn(t);

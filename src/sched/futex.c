@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <string.h>
 
 #define NBUCKETS 256
 
@@ -40,6 +41,12 @@ static struct bucket *bucket_of(const uint32_t *a)
 	h ^= h >> 17;
 	h *= 0x9e3779b97f4a7c15ULL;
 	return &buckets[(h >> 32) % NBUCKETS];
+}
+
+/* A forked child: the waiters are the parent's threads, gone here. */
+void xsc__futex_forget(void)
+{
+	memset(buckets, 0, sizeof(buckets));
 }
 
 long xsc__futex_wait(const uint32_t *uaddr, uint32_t val,

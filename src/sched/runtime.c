@@ -602,6 +602,8 @@ static void loop(struct xsc_vcpu *v)
 		if (__builtin_expect(atomic_load_explicit(&xsc__rt.sandbox_gen,
 				     memory_order_acquire) != v->sandbox_gen, 0))
 			xsc__rt_sandbox_catch_up(v);
+		if (xsc__rt_creds_behind(v))
+			xsc__rt_creds_catch_up(v);
 		if (__builtin_expect(atomic_load_explicit(&v->tp_intr, memory_order_relaxed), 0) &&
 		    atomic_exchange(&v->tp_intr, 0) && xsc__tp_scan)
 			xsc__tp_scan(v);	/* signals interrupt calls (tp.c) */
@@ -656,7 +658,7 @@ static int vcpu_init(struct xsc_vcpu *v)
 	cfg.max_workers = 256;
 	/* full pages park the posting fiber instead of blocking the vcpu;
 	 * say fallback reasons once, not per vcpu */
-	cfg.flags = XSC_NONBLOCK | (v->id ? XSC_QUIET : 0);
+	cfg.flags = XSC_NONBLOCK | (v->id || xsc__rt.quiet ? XSC_QUIET : 0);
 	ret = xsc_open(&v->x, &cfg);
 	if (ret < 0)
 		return ret;
@@ -982,6 +984,24 @@ int xsc__rt_start(const struct xsc_runtime_config *cfg)
 	if (ret == 0)
 		report_routes();
 	return ret;
+}
+
+void xsc__rt_forget(void)
+{
+	for (int i = 0; i < xsc__rt.n; i++)
+		if (xsc__rt.v[i].x)
+			xsc__handle_forget(xsc__rt.v[i].x);
+	free(xsc__rt.v);
+	xsc__rt.v = NULL;
+	xsc__rt.n = 0;
+	atomic_store(&xsc__rt.stop, 0);
+	atomic_store(&xsc__rt.closing, CLOSE_NO);
+	atomic_store(&xsc__rt.nidle, 0);
+	atomic_store(&xsc__rt.rr, 0);
+	xsc__rt.quiet = true;
+	xsc__futex_forget();
+	xsc__sync_forget();
+	xsc__sandbox_forget();
 }
 
 void xsc__rt_adopt(struct xsc_fiber *f)

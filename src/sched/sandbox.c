@@ -136,12 +136,66 @@ long xsc__rt_sandbox_call(struct xsc_vcpu *v, long nr, const long *a)
 		publish(v, fd, "Landlock", XSC_BACKEND_INLINE);
 		return r;
 	}
-	default:		/* credentials: this kernel thread's, as the raw call */
+	default:
+		if (v->cur && v->cur->tp_setxid && xsc__creds_process_wide(nr)) {
+			/* glibc's set*id, which it has asked every thread to
+			 * make (tp.c): every kernel thread of the runtime
+			 * makes it too, before it runs another call */
+			unsigned gen;
+
+			v->cur->tp_setxid = false;
+			if (xsc__rt_creds_behind(v))
+				xsc__rt_creds_catch_up(v);
+			r = xsc__call_here(nr, (const int64_t *)a);
+			if (r < 0)
+				return r;
+			gen = xsc__creds_record(nr, a);
+			atomic_store(&v->x->creds_gen, gen);
+			if (v->x->have_ring && v->x->sqpoll)
+				xsc__rt_creds_catch_up(v);	/* retires the poller */
+			for (int i = 0; i < xsc__rt.n; i++)
+				if (&xsc__rt.v[i] != v && xsc__rt.v[i].x)
+					xsc__kick(xsc__rt.v[i].x);
+			/* the process's main thread (parked) shows in /proc
+			 * and is what kill(2) checks permissions against */
+			while (atomic_load(&xsc__creds_parked) < gen)
+				xsc_yield();
+			return r;
+		}
+		/* credentials: this kernel thread's, as the raw call */
 		r = xsc__call_here(nr, (const int64_t *)a);
 		if (r >= 0)
 			xsc__sandboxed(v->x, "credentials changed", XSC_BACKEND_INLINE);
 		return r;
 	}
+}
+
+/* A forked child's kernel threads are made by the one that forked, and
+ * inherit its seccomp filters and Landlock domain: they take the routes
+ * of the changes made so far, not the changes again (a Landlock domain
+ * applied once more per generation of children would soon reach the
+ * kernel's limit of 16 layers). */
+void xsc__sandbox_forget(void)
+{
+	unsigned gen = atomic_load(&xsc__rt.sandbox_gen);
+
+	changes.lock = 0;
+	for (unsigned i = 0; i < gen; i++)
+		if (changes.fd[i] >= 0) {
+			xsc__sys1(SYS_close, changes.fd[i]);
+			changes.fd[i] = -1;
+		}
+}
+
+void xsc__rt_creds_catch_up(struct xsc_vcpu *v)
+{
+	unsigned have = atomic_load(&v->x->creds_gen);
+
+	xsc__creds_apply(&have);
+	atomic_store(&v->x->creds_gen, have);	/* its syscall threads follow */
+	if (v->x->have_ring && v->x->sqpoll)
+		xsc__sandboxed(v->x, "credentials changed (an SQPOLL poller keeps "
+			       "its creator's)", XSC_BACKEND_WORKER);
 }
 
 void xsc__rt_sandbox_catch_up(struct xsc_vcpu *v)

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "fiber/ctx.h"
+#include "internal.h"
 #include "xsc.h"
 
 #define XSC_MAX_KEYS 64
@@ -77,6 +78,8 @@ struct xsc_fiber {
 	int tp_call;			/* entry id + 1 of the call it waits in */
 	long tp_call_nr;		/* that call's number */
 	_Atomic int tp_intr;		/* a signal asked to interrupt it: 1, 2 canceled */
+	bool tp_setxid;			/* its next set*id is glibc's, process-wide */
+	long tp_setxid_ret;		/* what the handlers' set*id got (tp.c) */
 	/* futex waits (futex.c) */
 	const uint32_t *fx_addr;
 	uint32_t fx_bits;
@@ -87,9 +90,11 @@ struct xsc_vcpu {
 	 * native re-execution stub in src/tp/tp_x86_64.S) */
 	uint64_t tp_ret;		/* where the stub returns to */
 	volatile unsigned char tp_sel;	/* syscall user dispatch selector */
+	struct xsc_vcpu *tp_self;	/* itself, read as %gs:16 (tp.c) */
 	int tp_in_handler;		/* inside a program's signal handler */
 	bool tp_vfork;			/* the stub re-executes a vfork */
 	bool tp_repin;			/* unpinned for a process clone */
+	bool tp_setxid;			/* running glibc's setxid handler (tp.c) */
 	_Atomic int tp_intr;		/* some fiber here is to be interrupted */
 	uint64_t tp_fs;			/* this kernel thread's own thread pointer */
 	uint64_t tp_sigmask;		/* the kernel thread's current mask */
@@ -122,6 +127,7 @@ struct xsc_rt {
 	_Atomic int closing;		/* xsc_main failed to start (runtime.c) */
 	_Atomic int nidle;
 	_Atomic unsigned sandbox_gen;	/* sandbox changes made (sandbox.c) */
+	bool quiet;			/* every handle opened quiet (a forked child) */
 	_Atomic unsigned rr;		/* round robin for new fibers */
 	struct xsc_runtime_config cfg;
 	int main_ret;
@@ -172,6 +178,15 @@ static inline struct xsc_fiber *xsc__cur(void)
 /* Starts the vcpus on threads of their own (the caller is not one) and
  * returns once all of them run; transparent mode. */
 int xsc__rt_start(const struct xsc_runtime_config *cfg);
+/* In a forked child (one kernel thread, the parent's memory): drops the
+ * parent's vcpus and every lock and wait queue their threads may have
+ * held, so that xsc__rt_start can start a runtime of the child's own.
+ * The parent's rings are not touched (they are shared with the parent);
+ * the child's copies of their fds are closed. */
+void xsc__rt_forget(void);
+void xsc__futex_forget(void);
+void xsc__sync_forget(void);
+void xsc__sandbox_forget(void);
 /* Places a fiber created outside xsc_thread_create on a run queue. */
 void xsc__rt_adopt(struct xsc_fiber *f);
 
@@ -206,6 +221,13 @@ int xsc__post_fiber(long nr, const long *a, uint64_t tag);
 bool xsc__rt_sandboxing(long nr, const long *a);
 long xsc__rt_sandbox_call(struct xsc_vcpu *v, long nr, const long *a);
 void xsc__rt_sandbox_catch_up(struct xsc_vcpu *v);
+/* Process-wide credential changes (creds.c) this vcpu has not taken. */
+static inline bool xsc__rt_creds_behind(const struct xsc_vcpu *v)
+{
+	return __builtin_expect(atomic_load_explicit(&xsc__creds_gen, memory_order_acquire) !=
+				atomic_load_explicit(&v->x->creds_gen, memory_order_relaxed), 0);
+}
+void xsc__rt_creds_catch_up(struct xsc_vcpu *v);
 
 /* Completion of a timed condition wait's timer entry (sync.c). */
 void xsc__timed_done(void *rec);

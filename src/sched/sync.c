@@ -129,6 +129,12 @@ XSC_EXPORT int xsc_cond_destroy(xsc_cond_t *c)
 }
 
 /* Claims f's wait for a signal; false if its timer already did. */
+/* A forked child: a record the parent's threads held stays theirs. */
+void xsc__sync_forget(void)
+{
+	timers.lock = 0;
+}
+
 bool xsc__claim(struct xsc_fiber *f)
 {
 	struct xsc_timed *t = f->timed_q;

@@ -201,6 +201,8 @@ static long fiber_call(long nr, const long *a)
 		return outside(nr, a);
 	if (nr < 0 || nr >= XSC_NR_MAX)
 		return -ENOSYS;
+	if (xsc__rt_creds_behind(v))	/* before any call of the program */
+		xsc__rt_creds_catch_up(v);
 	if (v->x->head[nr].route == XSC_BACKEND_INLINE) {
 		long r;
 		if (__builtin_expect(xsc__rt_sandboxing(nr, a), 0))

@@ -76,6 +76,7 @@
 #define HWCAP2_FSGSBASE (1 << 1)
 #endif
 #define ARCH_SET_GS 0x1001
+#define ARCH_SET_FS 0x1002
 #ifndef CLONE_CLEAR_SIGHAND
 #define CLONE_CLEAR_SIGHAND 0x100000000ULL
 #endif
@@ -86,6 +87,7 @@
 #define KEEP_REGS LONG_MIN	/* dispatch result: registers already set */
 #define SIGBIT(s) (1ULL << ((s) - 1))
 #define SIGCANCEL 32		/* glibc's internal cancellation signal */
+#define SIGSETXID 33		/* glibc's: every thread makes a set*id call */
 
 void xsc__tp_resume(const greg_t *g) __attribute__((noreturn));
 void xsc__tp_native_stub(void);
@@ -107,6 +109,16 @@ struct clone_args_k {
 
 _Static_assert(offsetof(struct xsc_vcpu, tp_ret) == 0, "stub reads %gs:0");
 _Static_assert(offsetof(struct xsc_vcpu, tp_sel) == 8, "stub writes %gs:8");
+_Static_assert(offsetof(struct xsc_vcpu, tp_self) == 16, "gs_vcpu reads %gs:16");
+
+/* The vcpu, through the GS base every vcpu thread sets: right also while
+ * FS holds another thread's TLS (setxid(), below).  Only on a vcpu. */
+static inline struct xsc_vcpu *gs_vcpu(void)
+{
+	struct xsc_vcpu *v;
+	__asm__ __volatile__("mov %%gs:16, %0" : "=r"(v));
+	return v;
+}
 
 static struct {
 	int (*main)(int, char **, char **);
@@ -123,6 +135,14 @@ static struct {
 	_Atomic long kwakes, kwoken;	/* futex wakes passed on to the kernel */
 	int tkill_code;			/* the si_code this kernel gives tgkill */
 	_Atomic uint64_t stray;		/* handled outside any thread (scan) */
+	struct xsc_runtime_config cfg;	/* as the runtime was started */
+	bool fork_native;		/* XSC_FORK=native: children run natively */
+	/* a forked child, until libc's fork has reset its own state and
+	 * runs the child handlers (rearm): the thread that forked, on which
+	 * vcpu, and the child's pid */
+	struct xsc_fiber *child;
+	struct xsc_vcpu *child_v;
+	long child_pid;
 } tp;
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -134,6 +154,14 @@ static inline uint64_t rdfsbase(void)
 	uint64_t v;
 	__asm__ __volatile__("mov %%fs:0, %0" : "=r"(v));
 	return v;
+}
+
+static void set_fs(uint64_t v)
+{
+	if (xsc__fsgsbase)
+		__asm__ __volatile__("wrfsbase %0" :: "r"(v) : "memory");
+	else
+		xsc__sys2(SYS_arch_prctl, ARCH_SET_FS, (long)v);
 }
 
 static void warn_once(_Atomic int *flag, const char *msg)
@@ -179,6 +207,7 @@ static void tid_del(struct xsc_fiber *f)
  * thread's mask before and after (~0: the thread does not exist). */
 static _Atomic int accepting[65];
 static uint32_t mask_lock;
+static void idle_mask(bool tighter);
 
 static void account(uint64_t was, uint64_t now)
 {
@@ -191,8 +220,13 @@ static void account(uint64_t was, uint64_t now)
 		else if ((unblocked >> (s - 1)) & 1)
 			changed |= atomic_fetch_add(&accepting[s], 1) == 0;
 	}
-	if (!tighter && !changed)
-		return;
+	if (tighter || changed)
+		idle_mask(tighter);
+}
+
+/* Recomputes the idle vcpus' mask from the counts; tighter: kick them. */
+static void idle_mask(bool tighter)
+{
 	xsc__spin_lock(&mask_lock);
 	uint64_t m = 0;
 	for (int s = 1; s <= 64; s++)
@@ -491,8 +525,14 @@ static long fork_like(long nr, const long *a, ucontext_t *uc)
 	}
 	r = xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (r == 0) {
-		/* the child: one thread, no dispatch; it continues natively */
+		/* the child: one thread, no dispatch; it continues natively
+		 * until libc's fork runs the child handlers, where rearm()
+		 * starts a runtime of its own (a raw fork system call runs
+		 * no handlers: that child stays native) */
 		unpin();
+		tp.child = v->cur;
+		tp.child_v = v;
+		tp.child_pid = xsc__sys0(SYS_getpid);
 		xsc__tp = false;
 		xsc__self = NULL;	/* no vcpu runs here */
 		xsc__sys2(SYS_arch_prctl, ARCH_SET_GS, 0);
@@ -719,6 +759,63 @@ static long sigprocmask_(const long *a, ucontext_t *uc)
 	return 0;
 }
 
+/* glibc's set*id (setuid(3) and its kin) signals every thread in its list
+ * with SIGSETXID and waits, on a futex, until each one's handler has made
+ * the call too.  Here those threads are fibers, vcpus and readiness
+ * threads: a fiber blocked in a call would not run its handler for long,
+ * and a kernel thread's handler wakes the futex in the kernel, where the
+ * fiber does not wait.  So the handler runs at once, here, as the target
+ * (its thread pointer loaded), its set*id call made once on this kernel
+ * thread whichever thread it is for, with the same result for each
+ * (in_handler; glibc aborts on results that differ): the initiator's own
+ * call that follows is recorded as process-wide, and every kernel thread
+ * of the runtime makes it (creds.c).  false: tid is none of those
+ * threads. */
+static bool setxid(int tid)
+{
+	struct xsc_vcpu *v = xsc__vcpu();
+	struct xsc_fiber *f = v->cur;
+	struct kact *k = &tp.act[SIGSETXID];
+	uint64_t tcb = 0, all = ~SIGBIT(SIGSYS), old;
+	unsigned char sel;
+	siginfo_t si;
+
+	if (k->handler == SIG_DFL || k->handler == SIG_IGN || !(k->flags & SA_SIGINFO))
+		return false;
+	xsc__spin_lock(&tp.lock);
+	for (struct xsc_fiber *t = tp.tids[(unsigned)tid % NTID]; t; t = t->tp_link)
+		if (t->vtid == tid)
+			tcb = t->fs;
+	xsc__spin_unlock(&tp.lock);
+	for (int i = 0; !tcb && i < xsc__rt.n; i++) {
+		struct xsc_vcpu *u = &xsc__rt.v[i];
+		if (u->tp_ktid == tid)
+			tcb = u->tp_fs;
+		else if (u->x)
+			xsc__fdwait_thread(u->x, tid, &tcb);
+	}
+	if (!tcb)
+		return false;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGSETXID;
+	si.si_code = SI_TKILL;
+	si.si_pid = (pid_t)xsc__sys0(SYS_getpid);
+	si.si_uid = (uid_t)xsc__sys0(SYS_getuid);
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
+	set_fs(tcb);
+	v->tp_setxid = true;
+	v->tp_in_handler++;
+	sel = v->tp_sel;
+	v->tp_sel = TP_SEL_BLOCK;	/* its calls trap: in_handler() */
+	((void (*)(int, siginfo_t *, void *))k->handler)(SIGSETXID, &si, NULL);
+	v->tp_sel = sel;
+	v->tp_in_handler--;
+	v->tp_setxid = false;
+	set_fs(f->fs);
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8);
+	return true;
+}
+
 static long kill_(long nr, const long *a)
 {
 	int tid = (int)(nr == SYS_tgkill ? a[1] : a[0]);
@@ -726,6 +823,9 @@ static long kill_(long nr, const long *a)
 	struct xsc_fiber *f = cur_fiber();
 	int host;
 
+	if (sig == SIGSETXID && f && nr == SYS_tgkill && a[0] == xsc__sys0(SYS_getpid) &&
+	    setxid(tid))
+		return 0;
 	if (f && tid == f->vtid && sig > 0 && sig <= 64 && (f->sigmask & SIGBIT(sig))) {
 		/* blocked: pending for this thread, not for the kernel thread
 		 * that other fibers share */
@@ -932,6 +1032,8 @@ static long dispatch(long nr, const long *a, ucontext_t *uc)
 
 	if (__builtin_expect(xsc__vcpu()->tp_repin, 0))
 		repin(xsc__vcpu());	/* after a process clone (fork_like) */
+	if (xsc__rt_creds_behind(xsc__vcpu()))	/* before any call, direct too */
+		xsc__rt_creds_catch_up(xsc__vcpu());
 
 	switch (nr) {
 	case SYS_futex:
@@ -1061,6 +1163,18 @@ static long in_handler(struct xsc_vcpu *v, long nr, const long *a)
 		if (v->cur)
 			return v->cur->vtid;
 		break;
+	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid:
+	case SYS_setresuid: case SYS_setresgid: case SYS_setgroups:
+		if (v->tp_setxid && v->cur) {
+			/* made once, here, for glibc's consistency check;
+			 * every kernel thread makes it later (setxid) */
+			if (!v->cur->tp_setxid) {
+				v->cur->tp_setxid_ret = xsc__sys6(nr, a[0], a[1], a[2], 0, 0, 0);
+				v->cur->tp_setxid = true;
+			}
+			return v->cur->tp_setxid_ret;
+		}
+		break;
 	case SYS_tgkill:
 	case SYS_tkill:
 		if (v->cur)
@@ -1076,7 +1190,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc_)
 {
 	ucontext_t *uc = uc_;
 	greg_t *g = uc->uc_mcontext.gregs;
-	struct xsc_vcpu *v = xsc__tp ? xsc__vcpu() : NULL;
+	struct xsc_vcpu *v = xsc__tp ? gs_vcpu() : NULL;
 	int *errp = &errno, saved = *errp;
 	long a[6] = { g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9] };
 	long nr = si->si_syscall, r;
@@ -1137,6 +1251,7 @@ static void vcpu_start(struct xsc_vcpu *v)
 
 	/* GS points at the vcpu for the native-call stub (tp_x86_64.S):
 	 * %gs-relative loads need no FSGSBASE */
+	v->tp_self = v;
 	xsc__sys2(SYS_arch_prctl, ARCH_SET_GS, v);
 	v->tp_fs = rdfsbase();
 	v->tp_ktid = (int)xsc__sys0(SYS_gettid);
@@ -1156,19 +1271,26 @@ static void vcpu_start(struct xsc_vcpu *v)
 		xsc__say("xsc run: no syscall thread on a vcpu (%s)\n", strerror((int)-r));
 }
 
+/* The process's main thread (a forked child's: the one that forked) has
+ * nothing to run from here on, but it is what /proc shows and what kill(2)
+ * checks permissions against: it takes the program's process-wide
+ * credential changes (creds.c). */
 static void park_forever(void *arg)
 {
 	uint64_t all = ~0ULL;
-	uint32_t never = 0;
+	unsigned have = atomic_load(&xsc__creds_gen);	/* before main runs */
 
 	/* this thread shares the main fiber's TLS: no signal may run here */
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, 0, 8);
+	atomic_store(&xsc__creds_parked, have);
 	xsc__rt_adopt(arg);
-	for (;;)
-		xsc__sys6(SYS_futex, (long)&never, FUTEX_WAIT_PRIVATE, 0, 0, 0, 0);
+	xsc__creds_park(have);
 }
 
-static void unregister_rseq(void)
+/* Ends the kernel's rseq updates for this kernel thread, whose area is
+ * in the TLS block at thread pointer tcb; mark: and says so in the area
+ * (sched_getcpu() then asks the kernel). */
+static void unregister_rseq(uint64_t tcb, bool mark)
 {
 	const ptrdiff_t *off = dlsym(RTLD_DEFAULT, "__rseq_offset");
 	const unsigned *size = dlsym(RTLD_DEFAULT, "__rseq_size");
@@ -1176,11 +1298,88 @@ static void unregister_rseq(void)
 
 	if (!off || !size || !*size)
 		return;
-	area = (char *)rdfsbase() + *off;
-	/* the kernel would keep updating it for this (soon parked) thread,
-	 * not for whichever vcpu runs main: make sched_getcpu() ask */
-	if (xsc__sys4(SYS_rseq, area, *size, 1 /* UNREGISTER */, RSEQ_SIG) == 0)
+	area = (char *)tcb + *off;
+	if (xsc__sys4(SYS_rseq, area, *size, 1 /* UNREGISTER */, RSEQ_SIG) == 0 && mark)
 		*(volatile int32_t *)(area + 4) = -2;	/* REGISTRATION_FAILED */
+}
+
+/* ---- forked children -------------------------------------------------------------- */
+
+/* libc's fork, in the child, once libc has reset its own state (malloc,
+ * stdio, its thread list: the one thread left is the one that forked):
+ * the child gets a runtime of its own as the parent has one (vcpus,
+ * rings, syscall threads, dispatch) and the thread that forked goes on
+ * as its one fiber.  Everything else of the parent's runtime is not the
+ * child's: its other fibers are gone as threads are natively, the locks
+ * their vcpus may have held and their wait queues are reset, their
+ * records abandoned; the rings are shared with the parent, so only the
+ * child's copies of their fds are closed.  This kernel thread, a vcpu of
+ * the parent's, then sleeps as the original main thread does. */
+static void rearm(void)
+{
+	struct xsc_fiber *f = tp.child;
+	struct xsc_vcpu *old = tp.child_v;
+	struct xsc_ctx park;
+	void *pstack;
+	int ret;
+
+	if (!f || xsc__sys0(SYS_getpid) != tp.child_pid)
+		return;	/* not the child of a fiber's fork */
+	tp.child = NULL;
+	if (tp.fork_native)
+		return;
+	pstack = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (pstack == MAP_FAILED) {
+		xsc__say("xsc run: a forked child runs natively: out of memory\n");
+		return;
+	}
+	/* this thread's rseq area is in the parent's vcpu thread's TLS,
+	 * which libc has just put back in its stack cache */
+	unregister_rseq(old->tp_fs, false);
+	tp.lock = 0;
+	mask_lock = 0;
+	recs.lock = 0;
+	memset(tp.tids, 0, sizeof(tp.tids));
+	for (int s = 0; s <= 64; s++)
+		atomic_store(&accepting[s], 0);
+	atomic_store(&tp.stray, 0);
+	atomic_store(&tp.nthreads, 0);
+	f->vtid = (int)tp.child_pid;	/* gettid() == getpid(), as natively */
+	f->tp_link = NULL;
+	f->home = NULL;
+	f->state = F_RUNNING;
+	f->tp_pending = 0;	/* a child starts with no signal pending */
+	f->tp_wait_set = 0;
+	f->tp_wait_fd = 0;
+	f->tp_call = 0;
+	atomic_store(&f->tp_intr, 0);
+	tid_add(f);
+	account(~0ULL, f->sigmask);
+	idle_mask(false);
+	xsc__rt_forget();
+	xsc__tp = true;
+	ret = xsc__rt_start(&tp.cfg);
+	if (ret < 0) {
+		/* natively the child would go on: so it does, without xsc
+		 * (vcpus that started stop without running anything) */
+		atomic_store(&xsc__rt.stop, 1);
+		for (int i = 0; i < xsc__rt.n; i++)
+			if (atomic_load(&xsc__rt.v[i].inited) > 0)
+				xsc__kick(xsc__rt.v[i].x);
+		xsc__tp = false;
+		xsc__say("xsc run: a forked child runs natively: cannot start "
+			 "its vcpus (%s)\n", strerror(-ret));
+		munmap(pstack, 65536);
+		return;
+	}
+	if (tp.verbose)
+		xsc__say("xsc run: forked child %ld: %d vcpus\n", tp.child_pid, xsc__rt.n);
+	if (xsc__ctx_make(&park, pstack, 65536, park_forever, f, NULL) < 0)
+		abort();
+	xsc__ctx_switch(&f->ctx, &park);
+	/* f, on a vcpu of the child's runtime */
+	xsc__vcpu()->tp_sel = TP_SEL_BLOCK;
 }
 
 static const char *why_not(void)
@@ -1275,17 +1474,39 @@ static int start(void)
 	mainf->sigmask = mask & ~SIGBIT(SIGSYS);
 	account(~0ULL, mainf->sigmask);
 	tp.tkill_code = tkill_code();
-	unregister_rseq();
+	/* the kernel would keep updating the area for this (soon parked)
+	 * thread, not for whichever vcpu runs main: make sched_getcpu() ask */
+	unregister_rseq(rdfsbase(), true);
 	xsc__tp = true;
 	xsc__raw_workers = true;	/* no glibc locks in syscall threads */
 	xsc__tp_vcpu_start = vcpu_start;
 	xsc__tp_reap = reap;
 	xsc__tp_scan = scan;
 	xsc__tp_interrupted = interrupted;
+	tp.cfg = cfg;
+	tp.fork_native = (env = getenv("XSC_FORK")) != NULL && strcmp(env, "native") == 0;
 	if (xsc__rt_start(&cfg) < 0) {
 		xsc__say("xsc run: cannot start the vcpus\n");
 		abort();	/* threads may already run with dispatch on */
 	}
+	/* glibc installs its SIGSETXID handler at the first pthread_create,
+	 * the runtime's own: setxid() runs it, and through the trampoline
+	 * its calls trap into in_handler() wherever it runs.  (SIGCANCEL's,
+	 * installed then too, stays as glibc made it: asynchronous
+	 * cancellation unwinds out of its handler, past the trampoline's
+	 * epilogue.) */
+	{
+		struct kact now;
+		if (xsc__sys4(SYS_rt_sigaction, SIGSETXID, 0, &now, 8) == 0 &&
+		    now.handler != SIG_DFL && now.handler != SIG_IGN &&
+		    now.handler != (void *)sig_tramp) {
+			tp.act[SIGSETXID] = now;
+			install(SIGSETXID, &now);
+		}
+	}
+	/* after the runtime's own child handlers (handle.c: the parent's
+	 * handles are foreign in the child), which its start registered */
+	pthread_atfork(NULL, NULL, rearm);
 	tid_add(mainf);
 	if (tp.verbose)
 		xsc__say("xsc run: %d vcpus, dispatch region %#lx-%#lx\n", xsc__rt.n,

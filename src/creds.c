@@ -1,0 +1,118 @@
+/*
+ * creds.c - process-wide credential changes, as each kernel thread takes them.
+ *
+ * Credentials belong to a kernel thread.  glibc's setuid, setgid,
+ * setgroups and the like change every thread of the process (it signals
+ * each one to make the same call, then makes it itself), and a program
+ * counts on that: after setuid() returns, none of its threads is root.
+ * The kernel threads that run a program's calls for it through xsc are
+ * not the program's threads: vcpus, syscall threads, a parked main
+ * thread; an SQPOLL ring's poller keeps the credentials of the thread
+ * that created the ring.  So a process-wide change is recorded here, in
+ * order, and every such kernel thread makes the same calls on itself
+ * before it runs another call of the program (a vcpu: before its next
+ * fiber or call; a syscall thread: before its next entry; the parked
+ * thread: at once, woken on the generation word).  io_uring requests
+ * carry their submitter's credentials, so a ring (not SQPOLL) needs
+ * nothing more.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "internal.h"
+#include "rawsys.h"
+
+#define MAX_CREDS 64
+
+static struct {
+	uint32_t lock;
+	long nr[MAX_CREDS];
+	long a[MAX_CREDS][3];
+	void *buf[MAX_CREDS];	/* setgroups' list, capset's header + data */
+} creds;
+
+_Atomic unsigned xsc__creds_gen;
+_Atomic unsigned xsc__creds_parked = UINT_MAX;	/* UINT_MAX: none parked */
+
+bool xsc__creds_process_wide(long nr)
+{
+	switch (nr) {
+	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid:
+	case SYS_setresuid: case SYS_setresgid: case SYS_setgroups:
+		return true;
+	default:
+		return false;
+	}
+}
+
+unsigned xsc__creds_record(long nr, const long *a)
+{
+	unsigned gen;
+	void *buf = NULL;
+
+	if (nr == SYS_setgroups && a[0] > 0) {
+		size_t len = (size_t)a[0] * sizeof(uint32_t);
+		buf = malloc(len);
+		if (!buf) {
+			xsc__say("xsc: out of memory for the other kernel threads' "
+				 "credentials; stopping\n");
+			abort();
+		}
+		memcpy(buf, (const void *)a[1], len);
+	}
+	while (__atomic_exchange_n(&creds.lock, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+	gen = atomic_load(&xsc__creds_gen);
+	if (gen == MAX_CREDS) {
+		xsc__say("xsc: more than %d process-wide credential changes; "
+			 "stopping rather than run a call with the old ones\n",
+			 MAX_CREDS);
+		abort();
+	}
+	creds.nr[gen] = nr;
+	memcpy(creds.a[gen], a, sizeof(creds.a[gen]));
+	creds.buf[gen] = buf;
+	atomic_store(&xsc__creds_gen, gen + 1);
+	__atomic_store_n(&creds.lock, 0, __ATOMIC_RELEASE);
+	/* the parked thread takes it at once */
+	xsc__sys6(SYS_futex, (long)&xsc__creds_gen, FUTEX_WAKE_PRIVATE, INT_MAX, 0, 0, 0);
+	return gen + 1;
+}
+
+void xsc__creds_apply(unsigned *have)
+{
+	unsigned want = atomic_load(&xsc__creds_gen);
+
+	for (; *have < want; (*have)++) {
+		unsigned i = *have;
+		long a0 = creds.a[i][0], a1 = creds.a[i][1], a2 = creds.a[i][2], r;
+
+		if (creds.nr[i] == SYS_setgroups)
+			a1 = (long)creds.buf[i];
+		r = xsc__sys6(creds.nr[i], a0, a1, a2, 0, 0, 0);
+		if (r < 0) {
+			xsc__say("xsc: a kernel thread cannot take the program's new "
+				 "credentials (system call %ld: %s); stopping\n",
+				 creds.nr[i], strerror((int)-r));
+			abort();
+		}
+	}
+}
+
+void xsc__creds_park(unsigned have)
+{
+	atomic_store(&xsc__creds_parked, have);
+	for (;;) {
+		unsigned g = atomic_load(&xsc__creds_gen);
+		if (g != have) {
+			xsc__creds_apply(&have);
+			atomic_store(&xsc__creds_parked, have);
+			continue;
+		}
+		xsc__sys6(SYS_futex, (long)&xsc__creds_gen, FUTEX_WAIT_PRIVATE, g, 0, 0, 0);
+	}
+}
