@@ -2,7 +2,8 @@
 # Installs what xsc needs on a Debian 12 machine, only when it is missing.
 #   scripts/deps.sh build   compiler, cmake, liburing-dev, pkg-config
 #   scripts/deps.sh test    build + strace, graphviz (trace tests), clang
-#                           (make test also builds with it)
+#                           (make test also builds with it), apache2
+#                           (tests/t_apache.sh: a real forking server)
 #   scripts/deps.sh demo    test + gnuplot, wrk, nginx (benchmarks)
 set -eu
 level=${1:-build}
@@ -20,6 +21,7 @@ if [ "$level" != build ]; then
 	want graphviz command -v dot
 	want python3 command -v python3
 	want clang command -v clang
+	want apache2 test -x /usr/sbin/apache2
 fi
 if [ "$level" = demo ]; then
 	want gnuplot-nox command -v gnuplot
@@ -36,7 +38,11 @@ echo "xsc: installing ${need[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >/dev/null
 apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-# Debian starts nginx on install; the benchmarks start their own instance.
+# Debian starts nginx and apache2 on install; the tests and benchmarks
+# start their own instances.
 if printf '%s\n' "${need[@]}" | grep -q nginx; then
 	(nginx -s stop || pkill -x nginx) >/dev/null 2>&1 || true
+fi
+if printf '%s\n' "${need[@]}" | grep -qx apache2; then
+	(apache2ctl stop || pkill -x apache2) >/dev/null 2>&1 || true
 fi
