@@ -32,6 +32,7 @@
  * Missing wrk or nginx: a message naming the Debian package, exit 2.  The
  * CSV is written only when every run succeeded.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -71,6 +72,8 @@ struct server {
 	bool sq;		/* httpd-xsc on SQPOLL with its poller on the
 				   other core (core specialization) */
 	bool xrun;		/* the unmodified binary under `xsc run -t 1` */
+	bool tree;		/* CPU of the process and all its descendants
+				   (a forking server: apache) */
 	pid_t pid;
 	int port;
 	struct result best[MAXCONC];
@@ -184,6 +187,42 @@ static long cpu_ticks(pid_t pid)
 		   &ut, &st) != 2)
 		return -1;
 	return (long)(ut + st);
+}
+
+/* cpu_ticks of pid and of every process below it (children are listed
+ * per thread: under xsc run a fork is made by whichever kernel thread
+ * ran the forking fiber); -1 if pid is gone. */
+static long tree_ticks(pid_t pid, int depth)
+{
+	long sum = cpu_ticks(pid);
+	char path[64], list[4096];
+	DIR *d;
+	struct dirent *e;
+
+	if (sum < 0 || depth > 4)
+		return sum;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return sum;
+	while ((e = readdir(d)) != NULL) {
+		char cp[300];
+		FILE *f;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(cp, sizeof(cp), "/proc/%d/task/%s/children", (int)pid, e->d_name);
+		if (!(f = fopen(cp, "r")))
+			continue;
+		size_t n = fread(list, 1, sizeof(list) - 1, f);
+		fclose(f);
+		list[n] = 0;
+		for (char *s = strtok(list, " \n"); s; s = strtok(NULL, " \n")) {
+			long t = tree_ticks((pid_t)atoi(s), depth + 1);
+			if (t > 0)
+				sum += t;
+		}
+	}
+	closedir(d);
+	return sum;
 }
 
 /* ---- servers --------------------------------------------------------- */
@@ -385,14 +424,14 @@ static int run_wrk(const struct ctx *c, struct server *s, int conc, int dur,
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/" FILE_NAME, s->port);
 	char *argv[] = { "wrk", "-t1", "-c", cs, "-d", ds, "--latency",
 			 "--timeout", "10s", url, NULL };
-	t0 = cpu_ticks(s->pid);
+	t0 = s->tree ? tree_ticks(s->pid, 0) : cpu_ticks(s->pid);
 	pid_t pid = spawn(argv, c->wrk_cpu, &fd);
 	if (pid < 0)
 		return -1;
 	read_all(fd, out, sizeof(out), (dur + 30) * 1000, false);
 	close(fd);
 	stop(pid);	/* normally exited already: reaps it */
-	t1 = cpu_ticks(s->pid);
+	t1 = s->tree ? tree_ticks(s->pid, 0) : cpu_ticks(s->pid);
 	if (t0 < 0 || t1 < 0 || server_died(s))
 		return -1;
 	if (parse_wrk(out, r))
@@ -622,12 +661,12 @@ static const char http_usage[] =
 	"  16..4096 (--quick: 64, 256); server on core 0, wrk on core 1; best of\n"
 	"  N rounds (default 2).  Writes DIR/http.csv and DIR/http-*.png.\n";
 
-static void print_table(struct server *sv, const int *conc, int nc)
+static void print_table(struct server *sv, int ns, const int *conc, int nc)
 {
 	printf("%6s  %-18s %10s %10s %10s %12s\n", "conc", "server", "req/s",
 	       "p50 ms", "p99 ms", "cpu us/req");
 	for (int k = 0; k < nc; k++)
-		for (int s = 0; s < NSERV; s++) {
+		for (int s = 0; s < ns; s++) {
 			struct result *r = &sv[s].best[k];
 			if (!sv[s].avail)
 				continue;
@@ -650,23 +689,24 @@ static void print_ratio(struct server *sv, int a, int b, const int *conc, int nc
 	}
 }
 
+/* names[s]: sv[s]'s column name, also when it was not measured. */
 static int write_http_csv(const struct ctx *c, const char *name, struct server *sv,
-			  const int *conc, int nc)
+			  int ns, const char *const *names, const int *conc, int nc)
 {
 	static const char *const metric[] = { "req/s", "p50 us", "p99 us", "cpu us/req" };
 	char hdr[1024] = "concurrency";
 	FILE *f;
 
 	for (int m = 0; m < 4; m++)
-		for (int s = 0; s < NSERV; s++)
+		for (int s = 0; s < ns; s++)
 			snprintf(hdr + strlen(hdr), sizeof(hdr) - strlen(hdr), ",%s %s",
-				 serv_name[s], metric[m]);
+				 names[s], metric[m]);
 	if (!(f = bench_csv_open(&c->o, name, hdr)))
 		return -1;
 	for (int k = 0; k < nc; k++) {
 		fprintf(f, "%d", conc[k]);
 		for (int m = 0; m < 4; m++)
-			for (int s = 0; s < NSERV; s++) {
+			for (int s = 0; s < ns; s++) {
 				struct result *r = &sv[s].best[k];
 				double v[4] = { r->rps, r->p50_us, r->p99_us, r->cpu_us };
 				if (sv[s].avail)
@@ -679,7 +719,7 @@ static int write_http_csv(const struct ctx *c, const char *name, struct server *
 	return bench_csv_close(&c->o, name, f, true);
 }
 
-static void plot_http(const struct ctx *c, const char *name, struct server *sv)
+static void plot_http(const struct ctx *c, const char *name, struct server *sv, int ns)
 {
 	/* CSV columns: concurrency, then NSERV columns per metric */
 	static const char *const what[][3] = {
@@ -690,9 +730,9 @@ static void plot_http(const struct ctx *c, const char *name, struct server *sv)
 	char script[1024], cols[64], png[64];
 
 	for (int i = 0; i < 3; i++) {
-		int lo = 2 + atoi(what[i][2]) * NSERV, n = 0;
+		int lo = 2 + atoi(what[i][2]) * ns, n = 0;
 		cols[0] = 0;
-		for (int s = 0; s < NSERV; s++)	/* only the servers measured */
+		for (int s = 0; s < ns; s++)	/* only the servers measured */
 			if (sv[s].avail)
 				n += snprintf(cols + n, sizeof(cols) - (size_t)n, "%s%d",
 					      n ? " " : "", lo + s);
@@ -708,12 +748,12 @@ static void plot_http(const struct ctx *c, const char *name, struct server *sv)
 	}
 }
 
-static int measure_all(struct ctx *c, struct server *sv, const int *conc, int nc)
+static int measure_all(struct ctx *c, struct server *sv, int ns, const int *conc, int nc)
 {
 	int64_t t0 = bench_now_ns();
 	int steps = c->o.rounds * nc, step = 0;
 
-	for (int s = 0; s < NSERV; s++) {	/* warm up: page cache, stacks */
+	for (int s = 0; s < ns; s++) {	/* warm up: page cache, stacks */
 		struct result w;
 		if (sv[s].avail && run_wrk_retry(c, &sv[s], 64, 1, &w))
 			return -1;
@@ -721,7 +761,7 @@ static int measure_all(struct ctx *c, struct server *sv, const int *conc, int nc
 	for (int r = 0; r < c->o.rounds; r++)
 		for (int k = 0; k < nc; k++, step++) {
 			bench_progress("bench http", step, steps, t0);
-			for (int s = 0; s < NSERV; s++) {
+			for (int s = 0; s < ns; s++) {
 				struct result res;
 				if (!sv[s].avail)
 					continue;
@@ -753,14 +793,14 @@ static int serve_and_measure(struct ctx *c, struct server *sv, const int *conc, 
 			goto out;
 	printf("%d s per run, %d rounds, %d-byte file, server on core %d, wrk -t1 on "
 	       "core %d\n", c->dur, c->o.rounds, c->size, c->srv_cpu, c->wrk_cpu);
-	if (measure_all(c, sv, conc, nc))
+	if (measure_all(c, sv, NSERV, conc, nc))
 		goto out;
-	print_table(sv, conc, nc);
+	print_table(sv, NSERV, conc, nc);
 	for (int i = 0; i < nratio; i++)
 		print_ratio(sv, ratios[i][0], ratios[i][1], conc, nc);
-	ok = write_http_csv(c, name, sv, conc, nc) == 0;
+	ok = write_http_csv(c, name, sv, NSERV, serv_name, conc, nc) == 0;
 	if (ok) {
-		plot_http(c, name, sv);
+		plot_http(c, name, sv, NSERV);
 		printf("wrote %s/%s.csv and %s/%s-{throughput,latency,cpu}.png\n",
 		       c->o.out, name, c->o.out, name);
 	}
@@ -939,6 +979,166 @@ int xsc_bench_sensitivity(int argc, char **argv)
 out:
 	for (int e = 0; e < NE; e++)
 		stop(sv[e].pid);
+	rm_tmp(&c);
+	return ok ? 0 : 1;
+}
+
+/* ---- xsc bench apache ---------------------------------------------------- */
+
+static const char apache_usage[] =
+	"usage: xsc bench apache [--quick] [--rounds N] [--out DIR]\n"
+	"                        [--duration SEC] [--size BYTES]\n"
+	"  Debian's apache2 (mpm_worker, one child of 1024 threads) as Debian runs\n"
+	"  it (the control process forks the child; User www-data when root),\n"
+	"  natively vs under `xsc run`, wrk at concurrency 64, 256, 1024 (--quick:\n"
+	"  64, 256); server on core 0, wrk on core 1; CPU per request of the whole\n"
+	"  process tree; best of N rounds (default 2) (FlexSC Figures 11 and 13).\n"
+	"  Writes DIR/apache.csv and DIR/apache-*.png.  Target: at 256\n"
+	"  connections req/s >= 1.4x and CPU per request <= 0.7x native.\n";
+
+enum { AP_NATIVE, AP_XRUN, NAP };
+static const char *const ap_name[NAP] = { "apache", "apache+xsc-run" };
+#define AP_THREADS 1024
+
+/* Instance k's configuration (its own pid file and error log). */
+static int write_apache_conf(const struct ctx *c, int k, int port, char *conf, size_t len)
+{
+	static const char *const mods = "/usr/lib/apache2/modules";
+	FILE *f;
+
+	snprintf(conf, len, "%s/apache-%d.conf", c->tmp, k);
+	if (!(f = fopen(conf, "w")))
+		return -1;
+	fprintf(f,
+		"ServerRoot %s\nPidFile %s/apache-%d.pid\nListen 127.0.0.1:%d\n"
+		"LoadModule mpm_worker_module %s/mod_mpm_worker.so\n"
+		"LoadModule authz_core_module %s/mod_authz_core.so\n"
+		"ServerName localhost\n%s"
+		"DocumentRoot %s/root\nErrorLog %s/apache-%d-error.log\nLogLevel warn\n"
+		"StartServers 1\nServerLimit 1\nMinSpareThreads 1\n"
+		"MaxSpareThreads %d\nThreadLimit %d\nThreadsPerChild %d\n"
+		"MaxRequestWorkers %d\nMaxConnectionsPerChild 0\nListenBacklog 4096\n"
+		"KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 60\n"
+		"EnableSendfile Off\nEnableMMAP On\n"
+		"<Directory %s/root>\n  Require all granted\n</Directory>\n",
+		c->tmp, c->tmp, k, port, mods, mods,
+		geteuid() == 0 ? "User www-data\nGroup www-data\n" : "",
+		c->tmp, c->tmp, k, AP_THREADS, AP_THREADS, AP_THREADS, AP_THREADS, c->tmp);
+	return fclose(f) ? -1 : 0;
+}
+
+/* apache2 -DFOREGROUND: the control process stays our child (SIGTERM
+ * stops it and its worker child) and still forks the worker child. */
+static int start_apache(const struct ctx *c, struct server *s, int k)
+{
+	char conf[PATH_MAX], self[PATH_MAX];
+	char *argv[] = { "/usr/sbin/apache2", "-f", conf, "-DFOREGROUND", NULL };
+	char *xargv[] = { self, "run", "--", "/usr/sbin/apache2", "-f", conf,
+			  "-DFOREGROUND", NULL };
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	s->port = free_port();
+	if (s->port < 0 || write_apache_conf(c, k, s->port, conf, sizeof(conf)))
+		return -1;
+	s->pid = spawn(s->xrun ? xargv : argv, c->srv_cpu, NULL);
+	for (int i = 0; s->pid > 0 && i < 1500; i++) {	/* up to 15 s */
+		if (port_open(s->port))
+			return 0;
+		if (waitpid(s->pid, NULL, WNOHANG) == s->pid)
+			break;
+		usleep(10000);
+	}
+	fprintf(stderr, "bench apache: %s did not start; see %s/apache-%d-error.log\n",
+		s->name, c->tmp, k);
+	return -1;
+}
+
+/* SIGTERM to the control process, which stops its child: up to 15 s. */
+static void stop_apache(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGTERM);
+	for (int i = 0; i < 1500; i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+int xsc_bench_apache(int argc, char **argv)
+{
+	static const int full[] = { 64, 256, 1024 }, quick[] = { 64, 256 };
+	const char *given = NULL;
+	struct server sv[NAP];
+	char lib[1200];
+	struct ctx c;
+	int nc, r, ok = 0;
+
+	memset(sv, 0, sizeof(sv));
+	r = parse(argc, argv, &c, apache_usage, &given);
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (given)
+		fprintf(stderr, "xsc bench apache: --bin-dir is not used\n");
+	if (need_tools(false, NULL, 0))
+		return 2;
+	if (access("/usr/sbin/apache2", X_OK) != 0) {
+		fprintf(stderr, "xsc bench apache: apache2 not found; install the Debian "
+			"package apache2 (apt-get install apache2) or run `make demo`\n");
+		return 2;
+	}
+	if (xsc_run_find_preload(lib, sizeof(lib)) < 0) {
+		fprintf(stderr, "xsc bench apache: libxsc-preload.so not built "
+			"(ASan build?) or installed\n");
+		return 2;
+	}
+	const int *conc = c.o.quick ? quick : full;
+	nc = c.o.quick ? 2 : 3;
+	for (int s = 0; s < NAP; s++) {
+		sv[s].name = ap_name[s];
+		sv[s].avail = sv[s].tree = true;
+	}
+	sv[AP_XRUN].xrun = true;
+	raise_nofile();
+	signal(SIGPIPE, SIG_IGN);
+	if (make_tmp(&c))
+		return 1;
+	/* the worker child runs as www-data: it must reach the files */
+	chmod(c.tmp, 0755);
+	for (int s = 0; s < NAP; s++)
+		if (start_apache(&c, &sv[s], s))
+			goto out;
+	printf("%d s per run, %d rounds, %d-byte file, Apache mpm_worker (1 child, "
+	       "%d threads) on core %d, wrk -t1 on core %d\n", c.dur, c.o.rounds,
+	       c.size, AP_THREADS, c.srv_cpu, c.wrk_cpu);
+	if (measure_all(&c, sv, NAP, conc, nc))
+		goto out;
+	print_table(sv, NAP, conc, nc);
+	print_ratio(sv, AP_XRUN, AP_NATIVE, conc, nc);
+	for (int k = 0; k < nc; k++)
+		if (conc[k] == 256) {
+			double rps = sv[AP_XRUN].best[k].rps / sv[AP_NATIVE].best[k].rps;
+			double cpu = sv[AP_XRUN].best[k].cpu_us / sv[AP_NATIVE].best[k].cpu_us;
+			printf("\ntarget at 256 connections: req/s >= 1.40x (%.2fx: %s), "
+			       "CPU per request <= 0.70x (%.2fx: %s)\n", rps,
+			       rps >= 1.4 ? "met" : "not met", cpu,
+			       cpu <= 0.7 ? "met" : "not met");
+		}
+	ok = write_http_csv(&c, "apache", sv, NAP, ap_name, conc, nc) == 0;
+	if (ok) {
+		plot_http(&c, "apache", sv, NAP);
+		printf("wrote %s/apache.csv and %s/apache-{throughput,latency,cpu}.png\n",
+		       c.o.out, c.o.out);
+	}
+out:
+	for (int s = 0; s < NAP; s++)
+		stop_apache(sv[s].pid);
 	rm_tmp(&c);
 	return ok ? 0 : 1;
 }

@@ -173,6 +173,21 @@ else
 	echo "note: wrk or libxsc-preload.so missing: transparent not checked"
 fi
 
+# apache (run by all): Debian's apache2 natively and under xsc run.
+if command -v wrk >/dev/null && [ -x /usr/sbin/apache2 ] &&
+   [ -f "$(dirname "$x")/libxsc-preload.so" ]; then
+	csv=$d/all/apache.csv
+	[ -f "$csv" ] || { cat "$d/all/apache.err" 2>/dev/null | tail -5; fail "apache: no CSV"; }
+	head -n 1 "$csv" | grep -q '^concurrency,apache req/s,apache+xsc-run req/s,' ||
+		fail "apache: header"
+	# columns: conc, then 2 servers x (req/s, p50, p99, cpu)
+	awk -F, 'NR > 1 { n++; if (!($2 > 0 && $3 > 0 && $8 > 0 && $9 > 0)) bad = 1 }
+		END { exit bad || n < 2 }' "$csv" || fail "apache: values out of bounds: $(cat "$csv")"
+	echo "ok apache"
+else
+	echo "note: wrk, apache2 or libxsc-preload.so missing: apache not checked"
+fi
+
 # Unknown experiment: exit 2 and the list of valid names.
 "$x" bench nosuch >/dev/null 2>"$d/nosuch.err"; rc=$?
 [ $rc -eq 2 ] || fail "nosuch: exit $rc"

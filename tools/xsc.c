@@ -31,6 +31,7 @@ WEAK_BENCH(copy);
 WEAK_BENCH(http);
 WEAK_BENCH(sensitivity);
 WEAK_BENCH(transparent);
+WEAK_BENCH(apache);
 WEAK_BENCH(all);
 #ifdef XSC_HAVE_TRACE	/* a weak reference would not pull it from the archive */
 int xsc_bench_trace(int argc, char **argv);
@@ -151,6 +152,7 @@ static int cmd_bench(int argc, char **argv)
 		{ "http", xsc_bench_http, "httpd on NPTL vs xsc threads vs nginx under wrk (FlexSC Fig. 11/13)" },
 		{ "sensitivity", xsc_bench_sensitivity, "httpd-xsc throughput vs syscall entries (FlexSC Fig. 16)" },
 		{ "transparent", xsc_bench_transparent, "unmodified httpd-nptl natively vs under xsc run" },
+		{ "apache", xsc_bench_apache, "Debian's apache2 (forking, as Debian runs it) natively vs under xsc run" },
 		{ "all", xsc_bench_all, "every experiment, results/REPORT.md" },
 	};
 	const int nb = (int)(sizeof(b) / sizeof(b[0]));
