@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,9 @@ int xsc__fdwait_start(struct xsc *x)
 		return -EAGAIN;
 	}
 	pthread_attr_destroy(&attr);
+	/* its id, before glibc's set*id round can look for it (tp.c setxid) */
+	while (!atomic_load(&f->tid))
+		sched_yield();
 	x->fdw = f;
 	return 0;
 }

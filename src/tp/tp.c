@@ -143,6 +143,12 @@ static struct {
 	struct xsc_fiber *child;
 	struct xsc_vcpu *child_v;
 	long child_pid;
+	/* preemption (watchdog): the tick, and the cookie its signals carry */
+	long preempt_ns;
+	int preempt_cookie;
+	_Atomic long npreempt;
+	_Atomic int wd_tid;		/* the watchdog thread (setxid) */
+	pthread_t wd_th;
 } tp;
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -640,6 +646,100 @@ static long futex(const long *a)
  * restorer: that handler then ran with the selector at BLOCK, its
  * rt_sigreturn trapped and returned into garbage (Apache's SIGTERM under
  * xsc run ended in SIGSEGV). */
+/* ---- preemption -------------------------------------------------------------------- */
+
+/* A fiber that runs program code without a system call never gives its
+ * vcpu back: a spin-wait for another fiber (InnoDB's group commit waits so
+ * for an I/O completion another thread handles) then spins for good on one
+ * vcpu, where the kernel would have preempted the thread.  A watchdog
+ * thread looks at every vcpu each tick (XSC_PREEMPT_MS, default 10; 0:
+ * off); one that has run the same fiber in program code for a whole tick
+ * gets SIGURG, queued with a cookie (rt_tgsigqueueinfo), and its handler
+ * (preempt) switches the fiber out from inside the signal frame: the
+ * fiber goes to the back of its vcpu's queue and, when it runs again,
+ * returns from the handler to where it was.  SIGURG, whose default action
+ * is to ignore it, goes to the program's own handler when it is not ours. */
+#define PREEMPT_SIG SIGURG
+
+static bool preempt(struct xsc_vcpu *v, siginfo_t *si, ucontext_t *uc)
+{
+	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	struct xsc_fiber *f = v->cur;
+
+	if (si->si_code != SI_QUEUE || si->si_value.sival_int != tp.preempt_cookie)
+		return false;	/* the program's own SIGURG */
+	/* only program code: not the runtime's (it runs with ALLOW), not a
+	 * handler, not a vfork child borrowing the vcpu */
+	if (!f || !f->fs || v->tp_sel != TP_SEL_BLOCK || v->tp_in_handler ||
+	    v->tp_vfork || (ip >= tp.text_lo && ip < tp.text_hi))
+		return true;
+	atomic_fetch_add_explicit(&tp.npreempt, 1, memory_order_relaxed);
+	v->tp_sel = TP_SEL_ALLOW;
+	/* the kernel mask is the handler's until sigreturn: the next fiber
+	 * must get its own (run() compares against this) */
+	v->tp_sigmask = ~0ULL;
+	xsc_yield();
+	v = xsc__vcpu();	/* its home vcpu: the same */
+	/* sigreturn restores the mask the fiber had when interrupted */
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &uc->uc_sigmask, 0, 8);
+	v->tp_sigmask = *(uint64_t *)&uc->uc_sigmask;
+	v->tp_sel = TP_SEL_BLOCK;
+	return true;
+}
+
+static void *watchdog(void *arg)
+{
+	struct { uint64_t switches; struct xsc_fiber *cur; } seen[256] = { { 0, NULL } };
+	struct timespec tick = { tp.preempt_ns / 1000000000L, tp.preempt_ns % 1000000000L };
+	long pid = xsc__sys0(SYS_getpid);
+
+	(void)arg;
+	atomic_store(&tp.wd_tid, (int)xsc__sys0(SYS_gettid));
+	for (;;) {
+		xsc__sys4(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &tick, 0);
+		for (int i = 0; i < xsc__rt.n && i < 256; i++) {
+			struct xsc_vcpu *v = &xsc__rt.v[i];
+			uint64_t sw = __atomic_load_n(&v->switches, __ATOMIC_RELAXED);
+			struct xsc_fiber *cur = __atomic_load_n(&v->cur, __ATOMIC_RELAXED);
+			if (cur && sw == seen[i].switches && cur == seen[i].cur &&
+			    v->tp_sel == TP_SEL_BLOCK && !atomic_load(&v->idle)) {
+				siginfo_t si;
+				memset(&si, 0, sizeof(si));
+				si.si_signo = PREEMPT_SIG;
+				si.si_code = SI_QUEUE;
+				si.si_pid = (pid_t)pid;
+				si.si_value.sival_int = tp.preempt_cookie;
+				xsc__sys4(SYS_rt_tgsigqueueinfo, pid, v->tp_ktid, PREEMPT_SIG, &si);
+			}
+			seen[i].switches = sw;
+			seen[i].cur = cur;
+		}
+	}
+	return NULL;
+}
+
+/* Starts the watchdog (also in a forked child: threads are not inherited). */
+static void watch(void)
+{
+	pthread_attr_t attr;
+	sigset_t all;
+
+	atomic_store(&tp.wd_tid, 0);
+	if (tp.preempt_ns <= 0)
+		return;
+	sigfillset(&all);
+	pthread_attr_init(&attr);
+	pthread_attr_setsigmask_np(&attr, &all);
+	pthread_attr_setstacksize(&attr, 65536);
+	if (pthread_create(&tp.wd_th, &attr, watchdog, NULL) != 0)
+		xsc__say("xsc run: no preemption thread: a fiber that spins without "
+			 "system calls keeps its vcpu\n");
+	else	/* its id, before any set*id round can look for it (setxid) */
+		while (!atomic_load(&tp.wd_tid))
+			sched_yield();
+	pthread_attr_destroy(&attr);
+}
+
 static void sig_tramp(int sig, siginfo_t *si, void *uc)
 {
 	struct xsc_vcpu *v = xsc__tp ? xsc__vcpu() : NULL;
@@ -648,6 +748,8 @@ static void sig_tramp(int sig, siginfo_t *si, void *uc)
 	unsigned long flags = k->flags;
 	unsigned char sel = 0;
 
+	if (sig == PREEMPT_SIG && v && preempt(v, si, uc))
+		return;
 	if (flags & SA_RESETHAND)
 		k->handler = SIG_DFL;
 	if (v) {
@@ -682,7 +784,13 @@ static long install(int sig, const struct kact *p)
 {
 	struct kact k = *p;
 
-	if (k.handler != SIG_DFL && k.handler != SIG_IGN) {
+	if (sig == PREEMPT_SIG && tp.preempt_ns > 0 &&
+	    (k.handler == SIG_DFL || k.handler == SIG_IGN)) {
+		/* the watchdog's signal: the program sees its own disposition
+		 * (tp.act); the runtime keeps the trampoline */
+		k.handler = (void *)sig_tramp;
+		k.flags = SA_SIGINFO | SA_RESTART;
+	} else if (k.handler != SIG_DFL && k.handler != SIG_IGN) {
 		k.handler = (void *)sig_tramp;
 		k.flags |= SA_SIGINFO;
 	}
@@ -787,6 +895,8 @@ static bool setxid(int tid)
 		if (t->vtid == tid)
 			tcb = t->fs;
 	xsc__spin_unlock(&tp.lock);
+	if (!tcb && tid && tid == atomic_load(&tp.wd_tid))
+		tcb = (uint64_t)tp.wd_th;	/* glibc x86-64: a pthread_t is its TCB */
 	for (int i = 0; !tcb && i < xsc__rt.n; i++) {
 		struct xsc_vcpu *u = &xsc__rt.v[i];
 		if (u->tp_ktid == tid)
@@ -1373,6 +1483,7 @@ static void rearm(void)
 		munmap(pstack, 65536);
 		return;
 	}
+	watch();
 	if (tp.verbose)
 		xsc__say("xsc run: forked child %ld: %d vcpus\n", tp.child_pid, xsc__rt.n);
 	if (xsc__ctx_make(&park, pstack, 65536, park_forever, f, NULL) < 0)
@@ -1485,6 +1596,12 @@ static int start(void)
 	xsc__tp_interrupted = interrupted;
 	tp.cfg = cfg;
 	tp.fork_native = (env = getenv("XSC_FORK")) != NULL && strcmp(env, "native") == 0;
+	tp.preempt_ns = 10 * 1000000L;
+	if ((env = getenv("XSC_PREEMPT_MS")) != NULL)
+		tp.preempt_ns = atol(env) * 1000000L;
+	tp.preempt_cookie = (int)(xsc__now() ^ (xsc__sys0(SYS_getpid) << 16)) | 1;
+	if (tp.preempt_ns > 0)
+		install(PREEMPT_SIG, &tp.act[PREEMPT_SIG]);
 	if (xsc__rt_start(&cfg) < 0) {
 		xsc__say("xsc run: cannot start the vcpus\n");
 		abort();	/* threads may already run with dispatch on */
@@ -1507,6 +1624,7 @@ static int start(void)
 	/* after the runtime's own child handlers (handle.c: the parent's
 	 * handles are foreign in the child), which its start registered */
 	pthread_atfork(NULL, NULL, rearm);
+	watch();
 	tid_add(mainf);
 	if (tp.verbose)
 		xsc__say("xsc run: %d vcpus, dispatch region %#lx-%#lx\n", xsc__rt.n,
@@ -1532,10 +1650,10 @@ static void __attribute__((destructor)) report(void)
 	}
 	xsc__say("xsc run: %ld threads as fibers, %lu calls trapped (SIGSYS), "
 		 "%lu through interposed functions, %ld futex wakes passed to "
-		 "the kernel (%ld kernel waiters woken)\n",
+		 "the kernel (%ld kernel waiters woken), %ld preemptions\n",
 		 atomic_load(&tp.nthreads), (unsigned long)trap,
 		 (unsigned long)fast, atomic_load(&tp.kwakes),
-		 atomic_load(&tp.kwoken));
+		 atomic_load(&tp.kwoken), atomic_load(&tp.npreempt));
 }
 
 static int wrap_main(int argc, char **argv, char **envp)
