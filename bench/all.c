@@ -46,6 +46,7 @@ WEAK_BENCH(http);
 WEAK_BENCH(sensitivity);
 WEAK_BENCH(transparent);
 WEAK_BENCH(apache);
+WEAK_BENCH(oltp);
 #ifdef XSC_HAVE_TRACE	/* as in tools/xsc.c */
 int xsc_bench_trace(int argc, char **argv);
 #else
@@ -128,6 +129,9 @@ static const struct exp exps[] = {
 	  "observe a throughput improvement of up to 86%\"; \"except for a very low "
 	  "number of concurrent requests, FlexSC outperforms Linux/NPTL by a wide "
 	  "margin\"." },
+	{ "oltp", xsc_bench_oltp,
+	  "FlexSC Figures 14 and 15 (MySQL, sysbench OLTP)",
+	  "MySQL 5.5 with InnoDB, sysbench OLTP: \"MySQL by up to 40%\"." },
 };
 #define NEXP ((int)(sizeof(exps) / sizeof(exps[0])))
 

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct bench_opts {
 	bool quick;		/* seconds, not minutes */
@@ -55,6 +56,14 @@ int bench_csv_close(const struct bench_opts *o, const char *name, FILE *f,
  * writes DIR/name.png.  Returns 0, or -1 with a message naming the
  * package when gnuplot is missing. */
 int bench_plot(const struct bench_opts *o, const char *name, const char *script);
+
+/* Processes (http.c): argv forked and exec'd pinned to cpu (-1: not
+ * pinned), stdout into a pipe whose read end goes to *out (NULL:
+ * /dev/null); fd read to EOF, len full or timeout (NUL-terminated);
+ * utime+stime in clock ticks of pid and every process below it. */
+pid_t bench_spawn(char *const argv[], int cpu, int *out);
+size_t bench_read_all(int fd, char *buf, size_t len, int timeout_ms);
+long bench_tree_ticks(pid_t pid);
 
 /* Path of DIR/file in buf. */
 const char *bench_path(const struct bench_opts *o, const char *file, char *buf,

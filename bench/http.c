@@ -1142,3 +1142,20 @@ out:
 	rm_tmp(&c);
 	return ok ? 0 : 1;
 }
+
+/* ---- for the other experiments that run servers (oltp.c) ------------------ */
+
+pid_t bench_spawn(char *const argv[], int cpu, int *out)
+{
+	return spawn(argv, cpu, out);
+}
+
+size_t bench_read_all(int fd, char *buf, size_t len, int timeout_ms)
+{
+	return read_all(fd, buf, len, timeout_ms, false);
+}
+
+long bench_tree_ticks(pid_t pid)
+{
+	return tree_ticks(pid, 0);
+}

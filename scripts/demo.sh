@@ -18,6 +18,12 @@ if [ -e "$build/libxsc-preload.so" ]; then
 	echo "== the same unmodified httpd-nptl binary, natively vs under xsc run (xsc bench transparent --quick) =="
 	"$xsc" bench transparent --quick
 	echo
+	echo "== Debian's Apache as Debian runs it, natively vs under xsc run (xsc bench apache --quick) =="
+	"$xsc" bench apache --quick
+	echo
+	echo "== MariaDB with sysbench OLTP, natively vs under xsc run (xsc bench oltp --quick) =="
+	"$xsc" bench oltp --quick
+	echo
 fi
 echo "== fiber context switch (xsc bench switch) =="
 "$xsc" bench switch --quick

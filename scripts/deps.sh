@@ -4,7 +4,8 @@
 #   scripts/deps.sh test    build + strace, graphviz (trace tests), clang
 #                           (make test also builds with it), apache2
 #                           (tests/t_apache.sh: a real forking server)
-#   scripts/deps.sh demo    test + gnuplot, wrk, nginx (benchmarks)
+#   scripts/deps.sh demo    test + gnuplot, wrk, nginx, mariadb-server,
+#                           sysbench (benchmarks)
 set -eu
 level=${1:-build}
 need=()
@@ -28,6 +29,8 @@ if [ "$level" = demo ]; then
 	want wrk command -v wrk
 	want nginx-light test -x /usr/sbin/nginx
 	want coreutils command -v cp
+	want mariadb-server test -x /usr/sbin/mariadbd
+	want sysbench command -v sysbench
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then
@@ -45,4 +48,7 @@ if printf '%s\n' "${need[@]}" | grep -q nginx; then
 fi
 if printf '%s\n' "${need[@]}" | grep -qx apache2; then
 	(apache2ctl stop || pkill -x apache2) >/dev/null 2>&1 || true
+fi
+if printf '%s\n' "${need[@]}" | grep -qx mariadb-server; then
+	(service mariadb stop || pkill -x mariadbd) >/dev/null 2>&1 || true
 fi

@@ -8,7 +8,7 @@
 # names.  Never a bound on how fast one strategy is against another: a
 # correct program crosses any such bound on some machine (issue 15: a
 # -1000 % bound on bench copy failed 2 runs in 3 where syscalls cost 45 ns).
-# xsc-test: timeout=240
+# xsc-test: timeout=480
 set -u
 x=$(cd "$1" && pwd)/xsc
 [ -x "$x" ] || { echo "FAIL: $x not built"; exit 1; }
@@ -186,6 +186,21 @@ if command -v wrk >/dev/null && [ -x /usr/sbin/apache2 ] &&
 	echo "ok apache"
 else
 	echo "note: wrk, apache2 or libxsc-preload.so missing: apache not checked"
+fi
+
+# oltp (run by all): MariaDB with sysbench natively and under xsc run.
+if [ -x /usr/sbin/mariadbd ] && command -v sysbench >/dev/null &&
+   [ -f "$(dirname "$x")/libxsc-preload.so" ]; then
+	csv=$d/all/oltp.csv
+	[ -f "$csv" ] || { cat "$d/all/oltp.err" 2>/dev/null | tail -5; fail "oltp: no CSV"; }
+	head -n 1 "$csv" | grep -q '^threads,ro mariadb trans/s,ro mariadb+xsc-run trans/s,' ||
+		fail "oltp: header"
+	# columns: threads, then trans/s of ro/rw x native/xsc-run, p95 the same
+	awk -F, 'NR > 1 { n++; for (i = 2; i <= 9; i++) if (!($i > 0)) bad = 1 }
+		END { exit bad || n < 2 }' "$csv" || fail "oltp: values out of bounds: $(cat "$csv")"
+	echo "ok oltp"
+else
+	echo "note: mariadb-server, sysbench or libxsc-preload.so missing: oltp not checked"
 fi
 
 # Unknown experiment: exit 2 and the list of valid names.

@@ -32,6 +32,7 @@ WEAK_BENCH(http);
 WEAK_BENCH(sensitivity);
 WEAK_BENCH(transparent);
 WEAK_BENCH(apache);
+WEAK_BENCH(oltp);
 WEAK_BENCH(all);
 #ifdef XSC_HAVE_TRACE	/* a weak reference would not pull it from the archive */
 int xsc_bench_trace(int argc, char **argv);
@@ -153,6 +154,7 @@ static int cmd_bench(int argc, char **argv)
 		{ "sensitivity", xsc_bench_sensitivity, "httpd-xsc throughput vs syscall entries (FlexSC Fig. 16)" },
 		{ "transparent", xsc_bench_transparent, "unmodified httpd-nptl natively vs under xsc run" },
 		{ "apache", xsc_bench_apache, "Debian's apache2 (forking, as Debian runs it) natively vs under xsc run" },
+		{ "oltp", xsc_bench_oltp, "MariaDB with sysbench OLTP natively vs under xsc run" },
 		{ "all", xsc_bench_all, "every experiment, results/REPORT.md" },
 	};
 	const int nb = (int)(sizeof(b) / sizeof(b[0]));

@@ -1,0 +1,410 @@
+/*
+ * oltp.c - `xsc bench oltp` (FlexSC Figures 14 and 15: MySQL with
+ * sysbench OLTP, throughput and 95th-percentile latency vs threads).
+ *
+ * Debian's MariaDB (mariadbd, InnoDB) on a private data directory made by
+ * mariadb-install-db, on a unix socket only (--skip-networking), never
+ * through systemd; as root it runs as mysql (--user=mysql, so it drops
+ * privileges with setuid, as the packaged service does).  sysbench's
+ * tables (4 x 10,000 rows; --quick: 2 x 2,000) are prepared once against
+ * the native server.  Then, per round, the server is started natively and
+ * under `xsc run`, in turn, on the same data; sysbench oltp_read_only and
+ * oltp_read_write run against it at 1, 4, 16 and 64 threads (--quick: 4
+ * and 64) for --duration seconds each (default 5; --quick 2).  The server
+ * is pinned to core 0 (under xsc run: one vcpu), sysbench to core 1.
+ *
+ * Per run: transactions/s, the 95th-percentile latency, errors sysbench
+ * ignored (deadlocks), and the server's CPU time per transaction (utime +
+ * stime of the process tree, from /proc).  Best of the rounds, metric by
+ * metric.  Target (issue 21): oltp_read_only at 64 threads, transactions/s
+ * >= 1.1x native with no errors.
+ *
+ * Missing mariadb-server or sysbench: a message naming the package, exit 2.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+int xsc_run_find_preload(char *out, size_t n);	/* tools/run.c */
+
+static const char usage[] =
+	"usage: xsc bench oltp [--quick] [--rounds N] [--out DIR] [--duration SEC]\n"
+	"  MariaDB with sysbench oltp_read_only and oltp_read_write, natively vs\n"
+	"  under `xsc run`, at 1..64 client threads (--quick: 4, 64); server on\n"
+	"  core 0, sysbench on core 1; best of N rounds (default 2) (FlexSC\n"
+	"  Figures 14-15).  Writes DIR/oltp.csv and DIR/oltp-*.png.  Target:\n"
+	"  oltp_read_only at 64 threads >= 1.1x native transactions/s.\n";
+
+enum { NATIVE, XRUN, NSRV };
+static const char *const srv_name[NSRV] = { "mariadb", "mariadb+xsc-run" };
+enum { RO, RW, NWL };
+static const char *const wl_name[NWL] = { "oltp_read_only", "oltp_read_write" };
+#define MAXT 4
+
+struct res {
+	double tps, p95_ms, cpu_us;
+	long errors;
+	bool have;
+};
+
+struct ctx {
+	struct bench_opts o;
+	int dur, tables, rows;
+	char dir[64], sock[128], self[PATH_MAX];
+	const char *user;	/* --user for mariadbd, NULL: the caller's */
+	int srv_cpu, cli_cpu;
+};
+
+static int run_quiet(char *const argv[], int cpu, char *out, size_t len, int timeout_s)
+{
+	int fd = -1, st = 0;
+	pid_t pid = bench_spawn(argv, cpu, out ? &fd : NULL);
+
+	if (pid < 0)
+		return -1;
+	if (out) {
+		bench_read_all(fd, out, len, timeout_s * 1000);
+		close(fd);
+	}
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static bool sql(const struct ctx *c, const char *stmt)
+{
+	char *argv[] = { "mariadb", "-uroot", "-S", (char *)c->sock, "-e", (char *)stmt, NULL };
+	return run_quiet(argv, -1, NULL, 0, 30) == 0;
+}
+
+static pid_t start_server(const struct ctx *c, bool xrun)
+{
+	char datadir[128], elog[160], ulog[128], sockopt[160];
+	char *argv[16], **a = argv;
+	pid_t pid;
+
+	snprintf(datadir, sizeof(datadir), "--datadir=%s/data", c->dir);
+	snprintf(sockopt, sizeof(sockopt), "--socket=%s", c->sock);
+	snprintf(elog, sizeof(elog), "--log-error=%s/%s.err", c->dir, srv_name[xrun]);
+	snprintf(ulog, sizeof(ulog), "--user=%s", c->user ? c->user : "");
+	if (xrun) {
+		*a++ = (char *)c->self;
+		*a++ = "run";
+		*a++ = "--";
+	}
+	*a++ = "/usr/sbin/mariadbd";
+	*a++ = "--no-defaults";
+	*a++ = datadir;
+	*a++ = sockopt;
+	*a++ = "--skip-networking";
+	*a++ = "--innodb-buffer-pool-size=256M";
+	*a++ = "--max-connections=300";
+	*a++ = elog;
+	if (c->user)
+		*a++ = ulog;
+	*a = NULL;
+	pid = bench_spawn(argv, c->srv_cpu, NULL);
+	for (int i = 0; pid > 0 && i < 300; i++) {	/* up to 30 s */
+		if (sql(c, "SELECT 1"))
+			return pid;
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			break;
+		usleep(100000);
+	}
+	fprintf(stderr, "bench oltp: %s did not start; see %s/%s.err\n", srv_name[xrun],
+		c->dir, srv_name[xrun]);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	return -1;
+}
+
+/* SIGTERM (a clean shutdown), up to 60 s. */
+static int stop_server(pid_t pid)
+{
+	int st;
+
+	if (pid <= 0)
+		return -1;
+	kill(pid, SIGTERM);
+	for (int i = 0; i < 600; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+		usleep(100000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+static int sysbench(const struct ctx *c, int wl, const char *cmd, int threads,
+		    char *out, size_t len)
+{
+	char sock[160], tables[32], rows[32], th[32], tm[32];
+	char *argv[] = { "sysbench", (char *)wl_name[wl], "--db-driver=mysql", sock,
+			 "--mysql-user=root", "--mysql-db=sbtest", tables, rows, th, tm,
+			 "--percentile=95", (char *)cmd, NULL };
+
+	snprintf(sock, sizeof(sock), "--mysql-socket=%s", c->sock);
+	snprintf(tables, sizeof(tables), "--tables=%d", c->tables);
+	snprintf(rows, sizeof(rows), "--table-size=%d", c->rows);
+	snprintf(th, sizeof(th), "--threads=%d", threads);
+	snprintf(tm, sizeof(tm), "--time=%d", c->dur);
+	return run_quiet(argv, c->cli_cpu, out, len, c->dur + 120);
+}
+
+/* "transactions:  N  (X per sec.)", "95th percentile:  Y", "ignored errors: E" */
+static int parse(const char *out, struct res *r)
+{
+	const char *p = strstr(out, "transactions:"), *q = strstr(out, "95th percentile:"),
+		   *e = strstr(out, "ignored errors:");
+
+	if (!p || !q || !(p = strchr(p, '(')))
+		return -1;
+	r->tps = strtod(p + 1, NULL);
+	r->p95_ms = strtod(q + strlen("95th percentile:"), NULL);
+	r->errors = e ? strtol(e + strlen("ignored errors:"), NULL, 10) : 0;
+	return r->tps > 0 ? 0 : -1;
+}
+
+static void keep(struct res *b, const struct res *r)
+{
+	if (!b->have) {
+		*b = *r;
+		b->have = true;
+		return;
+	}
+	if (r->tps > b->tps)
+		b->tps = r->tps;
+	if (r->p95_ms < b->p95_ms)
+		b->p95_ms = r->p95_ms;
+	if (r->cpu_us < b->cpu_us)
+		b->cpu_us = r->cpu_us;
+	if (r->errors < b->errors)
+		b->errors = r->errors;
+}
+
+static int prepare(struct ctx *c)
+{
+	char cmd[600], out[4096];
+	pid_t pid;
+	int ret = -1;
+
+	snprintf(c->dir, sizeof(c->dir), "/tmp/xsc-bench-oltp.XXXXXX");
+	if (!mkdtemp(c->dir))
+		return -1;
+	snprintf(c->sock, sizeof(c->sock), "%s/sock", c->dir);
+	if (c->user) {	/* mariadbd drops to mysql: it must own the directory */
+		struct passwd *pw = getpwnam(c->user);
+		if (!pw || chown(c->dir, pw->pw_uid, pw->pw_gid)) {
+			fprintf(stderr, "bench oltp: no user %s\n", c->user);
+			return -1;
+		}
+	}
+	snprintf(cmd, sizeof(cmd), "mariadb-install-db --no-defaults --datadir=%s/data "
+		 "%s%s --auth-root-authentication-method=normal --skip-test-db "
+		 ">%s/install.log 2>&1", c->dir, c->user ? "--user=" : "",
+		 c->user ? c->user : "", c->dir);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "bench oltp: mariadb-install-db failed; see %s/install.log\n",
+			c->dir);
+		return -1;
+	}
+	pid = start_server(c, false);
+	if (pid < 0)
+		return -1;
+	if (sql(c, "CREATE DATABASE sbtest") &&
+	    sysbench(c, RW, "prepare", 4, out, sizeof(out)) == 0)
+		ret = 0;
+	else
+		fprintf(stderr, "bench oltp: sysbench prepare failed:\n%s\n", out);
+	stop_server(pid);
+	return ret;
+}
+
+int xsc_bench_oltp(int argc, char **argv)
+{
+	static const int full[] = { 1, 4, 16, 64 }, quick[] = { 4, 64 };
+	struct res best[NWL][NSRV][MAXT];
+	char lib[1200], out[16384], path[PATH_MAX + 64];
+	struct ctx c;
+	int i, nt, ok = 0;
+	int64_t t0;
+
+	memset(&c, 0, sizeof(c));
+	memset(best, 0, sizeof(best));
+	for (i = 1; i < argc; i++)	/* our own option first */
+		if (!strcmp(argv[i], "--duration") && i + 1 < argc) {
+			c.dur = atoi(argv[i + 1]);
+			memmove(&argv[i], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(*argv));
+			argc -= 2;
+			break;
+		}
+	bool rounds_given = false;
+	for (int k = 1; k < argc; k++)
+		rounds_given |= !strcmp(argv[k], "--rounds");
+	i = bench_parse(argc, argv, &c.o, usage);
+	if (i == -2)
+		return 0;
+	if (i < 0 || i < argc || c.dur < 0 || c.dur > 600) {
+		fprintf(stderr, "xsc bench oltp: bad arguments\n%s", usage);
+		return 2;
+	}
+	if (!rounds_given)
+		c.o.rounds = 2;
+	if (!c.dur)
+		c.dur = c.o.quick ? 2 : 5;
+	c.tables = c.o.quick ? 2 : 4;
+	c.rows = c.o.quick ? 2000 : 10000;
+	if (access("/usr/sbin/mariadbd", X_OK) || system("command -v mariadb-install-db "
+							 ">/dev/null 2>&1")) {
+		fprintf(stderr, "xsc bench oltp: mariadbd not found; install the Debian "
+			"package mariadb-server (apt-get install mariadb-server) or run "
+			"`make demo`\n");
+		return 2;
+	}
+	if (system("command -v sysbench >/dev/null 2>&1")) {
+		fprintf(stderr, "xsc bench oltp: sysbench not found; install the Debian "
+			"package sysbench (apt-get install sysbench) or run `make demo`\n");
+		return 2;
+	}
+	if (xsc_run_find_preload(lib, sizeof(lib)) < 0) {
+		fprintf(stderr, "xsc bench oltp: libxsc-preload.so not built (ASan "
+			"build?) or installed\n");
+		return 2;
+	}
+	ssize_t n = readlink("/proc/self/exe", c.self, sizeof(c.self) - 1);
+	if (n <= 0)
+		return 1;
+	c.self[n] = 0;
+	c.user = geteuid() == 0 ? "mysql" : NULL;
+	c.srv_cpu = 0;
+	c.cli_cpu = bench_ncpu() > 1 ? 1 : 0;
+	const int *th = c.o.quick ? quick : full;
+	nt = c.o.quick ? 2 : 4;
+	signal(SIGPIPE, SIG_IGN);
+	if (prepare(&c))
+		goto out;
+	printf("%d s per run, %d rounds, %d tables x %d rows, MariaDB on core %d, "
+	       "sysbench on core %d\n", c.dur, c.o.rounds, c.tables, c.rows, c.srv_cpu,
+	       c.cli_cpu);
+	t0 = bench_now_ns();
+	for (int r = 0, step = 0; r < c.o.rounds; r++)
+		for (int s = 0; s < NSRV; s++, step++) {
+			bench_progress("bench oltp", step, c.o.rounds * NSRV, t0);
+			pid_t pid = start_server(&c, s == XRUN);
+			if (pid < 0)
+				goto out;
+			for (int w = 0; w < NWL; w++)
+				for (int k = 0; k < nt; k++) {
+					struct res res = { 0 };
+					long a = bench_tree_ticks(pid);
+					int rc = sysbench(&c, w, "run", th[k], out, sizeof(out));
+					long b = bench_tree_ticks(pid);
+					if (rc != 0 || parse(out, &res) || a < 0 || b < 0) {
+						fprintf(stderr, "bench oltp: %s %s at %d threads "
+							"failed (exit %d):\n%.2000s\n", srv_name[s],
+							wl_name[w], th[k], rc, out);
+						stop_server(pid);
+						goto out;
+					}
+					res.cpu_us = (double)(b - a) * 1e6 /
+						     (double)sysconf(_SC_CLK_TCK) /
+						     (res.tps * c.dur);
+					keep(&best[w][s][k], &res);
+				}
+			int st = stop_server(pid);
+			if (st != 0) {
+				fprintf(stderr, "bench oltp: %s did not shut down cleanly "
+					"(status %d)\n", srv_name[s], st);
+				goto out;
+			}
+		}
+	bench_progress_done();
+	printf("%-16s %8s  %-16s %12s %10s %14s %8s\n", "workload", "threads", "server",
+	       "trans/s", "p95 ms", "cpu us/trans", "errors");
+	for (int w = 0; w < NWL; w++)
+		for (int k = 0; k < nt; k++)
+			for (int s = 0; s < NSRV; s++) {
+				struct res *r = &best[w][s][k];
+				printf("%-16s %8d  %-16s %12.1f %10.2f %14.1f %8ld\n", wl_name[w],
+				       th[k], srv_name[s], r->tps, r->p95_ms, r->cpu_us, r->errors);
+			}
+	printf("\nmariadb+xsc-run / mariadb:\n%-16s %8s %10s %10s %12s\n", "workload",
+	       "threads", "trans/s", "p95", "cpu/trans");
+	for (int w = 0; w < NWL; w++)
+		for (int k = 0; k < nt; k++) {
+			struct res *x = &best[w][XRUN][k], *y = &best[w][NATIVE][k];
+			printf("%-16s %8d %10.2f %10.2f %12.2f\n", wl_name[w], th[k],
+			       x->tps / y->tps, x->p95_ms / y->p95_ms, x->cpu_us / y->cpu_us);
+		}
+	for (int k = 0; k < nt; k++)
+		if (th[k] == 64) {
+			double q = best[RO][XRUN][k].tps / best[RO][NATIVE][k].tps;
+			long e = best[RO][XRUN][k].errors;
+			printf("\ntarget: oltp_read_only at 64 threads >= 1.10x native "
+			       "transactions/s with no errors (%.2fx, %ld errors: %s)\n", q, e,
+			       q >= 1.1 && !e ? "met" : "not met");
+		}
+	FILE *f = bench_csv_open(&c.o, "oltp", "threads,"
+		"ro mariadb trans/s,ro mariadb+xsc-run trans/s,"
+		"rw mariadb trans/s,rw mariadb+xsc-run trans/s,"
+		"ro mariadb p95 ms,ro mariadb+xsc-run p95 ms,"
+		"rw mariadb p95 ms,rw mariadb+xsc-run p95 ms,"
+		"ro mariadb cpu us/trans,ro mariadb+xsc-run cpu us/trans,"
+		"rw mariadb cpu us/trans,rw mariadb+xsc-run cpu us/trans,"
+		"ro mariadb+xsc-run errors,rw mariadb+xsc-run errors");
+	if (!f)
+		goto out;
+	for (int k = 0; k < nt; k++) {
+		fprintf(f, "%d", th[k]);
+		for (int w = 0; w < NWL; w++)
+			for (int s = 0; s < NSRV; s++)
+				fprintf(f, ",%.1f", best[w][s][k].tps);
+		for (int w = 0; w < NWL; w++)
+			for (int s = 0; s < NSRV; s++)
+				fprintf(f, ",%.2f", best[w][s][k].p95_ms);
+		for (int w = 0; w < NWL; w++)
+			for (int s = 0; s < NSRV; s++)
+				fprintf(f, ",%.1f", best[w][s][k].cpu_us);
+		fprintf(f, ",%ld,%ld\n", best[RO][XRUN][k].errors, best[RW][XRUN][k].errors);
+	}
+	if (bench_csv_close(&c.o, "oltp", f, true))
+		goto out;
+	static const char *const what[][3] = {
+		{ "throughput", "transactions/s", "2" },
+		{ "latency", "95th percentile latency, ms", "6" },
+	};
+	for (int p = 0; p < 2; p++) {
+		char script[1024], png[64];
+		int lo = atoi(what[p][2]);
+		snprintf(png, sizeof(png), "oltp-%s", what[p][0]);
+		snprintf(script, sizeof(script),
+			 "set title '%s vs client threads (xsc bench oltp)'\n"
+			 "set logscale x 2\nset xlabel 'sysbench threads'\n"
+			 "set ylabel '%s'\nset yrange [0:*]\n"
+			 "plot for [c=%d:%d] DIR.'/oltp.csv' using 1:c title columnhead(c) "
+			 "with linespoints lw 2", what[p][1], what[p][1], lo, lo + 3);
+		bench_plot(&c.o, png, script);
+	}
+	printf("wrote %s/oltp.csv and %s/oltp-{throughput,latency}.png\n", c.o.out,
+	       c.o.out);
+	ok = 1;
+out:
+	if (c.dir[0]) {
+		snprintf(path, sizeof(path), "rm -rf '%s'", c.dir);
+		if (system(path) != 0)
+			fprintf(stderr, "bench oltp: could not remove %s\n", c.dir);
+	}
+	return ok ? 0 : 1;
+}
