@@ -307,7 +307,7 @@ __attribute__((weak)) void xsc__mc_close(struct xsc *x)
 
 long xsc__call_here(long nr, const int64_t a[6])
 {
-	if (xsc__sysdef(nr)->flags & XSC_F_REFUSE)
+	if (xsc__sysdef(nr)->refuse)
 		return -EINVAL;
 	return xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
@@ -521,7 +521,7 @@ static void run_inline(struct xsc *x, int id)
 	/* The reaper never issues a call that may block (docs/design.md):
 	 * redispatch sends those to a syscall thread, and comes here with
 	 * one only when no syscall thread can be started. */
-	assert(!x->reaping || !(xsc__sysdef(e->sysno)->flags & XSC_F_BLOCK) ||
+	assert(!x->reaping || !xsc__may_block(xsc__sysdef(e->sysno)) ||
 	       !x->wk);
 
 	x->slot[id].backend = XSC_BACKEND_INLINE;
@@ -529,7 +529,7 @@ static void run_inline(struct xsc *x, int id)
 	if (e->sysno != XSC_NR_NOP)
 		x->st.crossings++;
 	long ret = xsc__exec_sync(e);
-	if (__builtin_expect(ret >= 0, 1) && __builtin_expect(xsc__sysdef(e->sysno)->flags & XSC_F_THREAD, 0) &&
+	if (__builtin_expect(ret >= 0, 1) && __builtin_expect(xsc__row_bound(xsc__sysdef(e->sysno)), 0) &&
 	    (why = xsc__sandboxing(e->sysno, e->args)) != NULL)
 		xsc__sandboxed(x, why, XSC_BACKEND_INLINE);
 	xsc__complete(x, id, ret);
@@ -591,7 +591,7 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 		if ((b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL) && x->have_ring &&
 		    !__builtin_expect(xsc__sys[e->sysno].bound &&
 				      xsc__sys[e->sysno].bound(e->args), 0)) {
-			int parts = xsc__sys[e->sysno].prep(x, id);
+			int parts = xsc__sys[e->sysno].uring.prep(x, id);
 			if (parts > 0) {
 				/* few values live across the call: x's fields
 				 * reload cheaper than spilled registers */

@@ -26,6 +26,7 @@
 #include <sys/uio.h>
 
 #include "xsc.h"
+#include "table.h"
 #include "uring_ops.h"
 
 /* Everything declared below lives in libxsc and is never exported (the
@@ -33,7 +34,6 @@
  * reached PC-relative instead of through the GOT. */
 #pragma GCC visibility push(hidden)
 
-#define XSC_NR_MAX 1024	/* syscall numbers accepted by xsc_post */
 #define XSC_EXPORT __attribute__((visibility("default")))
 
 #define ld_acq(p) atomic_load_explicit((p), memory_order_acquire)
@@ -57,17 +57,11 @@ static inline void st_set(struct xsc_entry *e, uint32_t v)
 struct xsc;
 struct xsc_slot;
 
-/* Translation of one entry into SQEs.  Returns the number of SQEs queued
- * (1 or 2), or 0 to decline: the arguments cannot be expressed exactly in
- * io_uring, and the entry goes to the fallback executor.  A prep function
- * decides to decline before it takes any SQE. */
-typedef int (*xsc_prep_fn)(struct xsc *x, int id);
-
-/* Turns the CQE result(s) into the syscall's result.  May return
- * XSC_RETRY_SYNC when the kernel's answer through io_uring can differ from
- * the synchronous call's and re-executing synchronously is harmless (for
- * example close() of an fd io_uring refuses to close). */
-typedef long (*xsc_done_fn)(struct xsc *x, int id);
+/* A done function (table.h) turns the CQE result(s) into the syscall's
+ * result.  It may return XSC_RETRY_SYNC when the kernel's answer through
+ * io_uring can differ from the synchronous call's and re-executing
+ * synchronously is harmless (for example close() of an fd io_uring refuses
+ * to close). */
 #define XSC_RETRY_SYNC (-(1L << 40))
 /* ... or XSC_RESUBMIT: the non-blocking attempt found nothing to do on a
  * blocking fd; submit the blocking form (slot.mode gets XSC_M_BLOCK). */
@@ -80,38 +74,6 @@ typedef long (*xsc_done_fn)(struct xsc *x, int id);
 #define XSC_M_NOWAIT 1	/* submitted in its non-blocking form by xsc */
 #define XSC_M_BLOCK  2	/* resubmitted in its blocking form */
 #define XSC_M_REST   4	/* writing what a short write left (slot.acc) */
-
-/* Row flags. */
-#define XSC_F_BLOCK   (1u << 0)	/* may block: keep it off the caller's core */
-#define XSC_F_THREAD  (1u << 1)	/* depends on the calling thread: inline only */
-#define XSC_F_REFUSE  (1u << 2)	/* never executed by xsc (-EINVAL): vfork... */
-#define XSC_F_KNOWN   (1u << 3)	/* the table has a row for it (vs the name list) */
-#define XSC_F_CHEAP   (1u << 4)	/* the io_uring form costs more than the call:
-				   AUTO runs it inline; forced backends use it */
-
-struct xsc_sysdef {
-	const char *name;
-	uint8_t nargs;
-	uint8_t flags;
-	uint8_t op[2];		/* io_uring opcodes needed (0 = none) */
-	xsc_prep_fn prep;	/* NULL: no io_uring mapping */
-	xsc_done_fn done;	/* NULL: the CQE result is the result */
-	const char *args;	/* argument kinds, for docs and tools */
-	const char *note;	/* limits of the io_uring mapping */
-	/* non-NULL: with these arguments the call depends on the calling
-	 * thread (a PI futex, __WNOTHREAD, a wait with a signal mask), and
-	 * then runs on it whatever the row's route (xsc__bound) */
-	bool (*bound)(const int64_t a[6]);
-};
-
-/* The call depends on the calling thread: by its row, or by its arguments. */
-static inline bool xsc__bound(const struct xsc_sysdef *d, const int64_t a[6])
-{
-	return (d->flags & XSC_F_THREAD) || (d->bound && d->bound(a));
-}
-
-extern const struct xsc_sysdef xsc__sys[XSC_NR_MAX];
-const struct xsc_sysdef *xsc__sysdef(long nr);
 
 /* ---- per-entry private state (parallel to the pages) ------------------ */
 
@@ -312,7 +274,7 @@ static inline void xsc__complete_inl(struct xsc *x, int id, long ret)
 int xsc__fallback_route(struct xsc *x, long nr);
 /* Runs syscall nr in the calling thread: the one place every inline path
  * (handle, syscall threads, fibers) goes through, so a refused row
- * (XSC_F_REFUSE: vfork, clone, ...) is -EINVAL everywhere and never runs. */
+ * (.refuse: vfork, clone, ...) is -EINVAL everywhere and never runs. */
 long xsc__call_here(long nr, const int64_t a[6]);
 /* Executes entry id synchronously in the calling thread. */
 long xsc__exec_sync(const struct xsc_entry *e);

@@ -43,15 +43,21 @@ XSC_EXPORT void xsc_mc_opts_init(struct xsc_mc_opts *o)
 	o->sum_call = -1;
 }
 
+/* The table's chain kind of nr (table.h: .chain), NONE out of range. */
+int mc_kind(long nr)
+{
+	const struct xsc_sysdef *d = xsc__sysdef(nr);
+	return d ? d->chain.kind : XSC_CHAIN_NONE;
+}
+
 bool mc_is_rw(long nr)
 {
-	return nr == SYS_read || nr == SYS_write || nr == SYS_pread64 ||
-	       nr == SYS_pwrite64;
+	return mc_kind(nr) == XSC_CHAIN_RW || mc_kind(nr) == XSC_CHAIN_PRW;
 }
 
 static bool is_open(long nr)
 {
-	return nr == SYS_open || nr == SYS_openat;
+	return mc_kind(nr) == XSC_CHAIN_OPEN;
 }
 
 /* ---- validation ------------------------------------------------------ */
@@ -391,7 +397,7 @@ static struct scan scan_routes(const struct mc_run *r)
 		if (nr < 0 || nr >= XSC_NR_MAX)
 			continue;
 		int b = r->x->head[nr].route;
-		if ((xsc__sys[nr].flags & XSC_F_THREAD) || xsc__sys[nr].bound)
+		if (xsc__row_bound(&xsc__sys[nr]) || xsc__sys[nr].bound)
 			s.thread = true;	/* by row, or by arguments */
 		if (b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL)
 			b = xsc__fallback_route(r->x, nr);

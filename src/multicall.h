@@ -72,6 +72,7 @@ long mc_resolve(struct mc_run *r, unsigned i, int64_t a[6]);
  * producer failed), -EFAULT (unreadable word). */
 long mc_ref_value(struct mc_run *r, long v, int64_t *out);
 /* True when call i is read/write/pread64/pwrite64 (count in args[2]). */
+int mc_kind(long nr);	/* the table's .chain.kind (table.h) */
 bool mc_is_rw(long nr);
 /* The private open call i's fd feeds into, or -1. */
 int mc_private_src(const struct mc_run *r, unsigned i, int arg);

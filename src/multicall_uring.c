@@ -95,22 +95,15 @@ struct urun {
 
 static __thread struct urun *cur;
 
+/* The linked SQE's opcode (the table's .chain), or -1: not linkable. */
 static int opcode(long nr)
 {
-	switch (nr) {
-	case SYS_read: case SYS_pread64: return IORING_OP_READ;
-	case SYS_write: case SYS_pwrite64: return IORING_OP_WRITE;
-	case SYS_open: case SYS_openat: return IORING_OP_OPENAT;
-	case SYS_close: return IORING_OP_CLOSE;
-	case SYS_fsync: case SYS_fdatasync: return IORING_OP_FSYNC;
-	case XSC_NR_NOP: return IORING_OP_NOP;
-	default: return -1;
-	}
+	return mc_kind(nr) ? xsc__sys[nr].chain.op : -1;
 }
 
 static bool positional(long nr)
 {
-	return nr == SYS_pread64 || nr == SYS_pwrite64;
+	return mc_kind(nr) == XSC_CHAIN_PRW;
 }
 
 static struct mc_state *state(struct xsc *x)
@@ -380,8 +373,14 @@ static void prep(struct urun *u, unsigned j, unsigned i)
 	case SYS_fsync: case SYS_fdatasync:
 		io_uring_prep_fsync(sqe, fd, nr == SYS_fsync ? 0 : IORING_FSYNC_DATASYNC);
 		break;
-	default:
+	case XSC_NR_NOP:
 		io_uring_prep_nop(sqe);
+		break;
+	default:
+		/* a row the table marks linkable (.chain) needs its SQE here */
+		xsc__say("xsc: multi-call: %s is linkable (.chain) but has no "
+			 "SQE builder\n", xsc_syscall_name(nr));
+		abort();
 	}
 	if (u->fixed[j] && nr != SYS_close)
 		sqe->flags |= IOSQE_FIXED_FILE;

@@ -117,11 +117,11 @@ void xsc__probe(struct xsc *x)
 
 static int fallback(struct xsc *x, const struct xsc_sysdef *d)
 {
-	if (d->flags & (XSC_F_THREAD | XSC_F_REFUSE))
+	if (xsc__row_bound(d) || d->refuse)
 		return XSC_BACKEND_INLINE;
 	if (x->cfg.backend == XSC_BACKEND_INLINE)
 		return XSC_BACKEND_INLINE;
-	if (x->cfg.backend == XSC_BACKEND_WORKER || (d->flags & XSC_F_BLOCK))
+	if (x->cfg.backend == XSC_BACKEND_WORKER || xsc__may_block(d))
 		return XSC_BACKEND_WORKER;
 	return XSC_BACKEND_INLINE;
 }
@@ -129,7 +129,7 @@ static int fallback(struct xsc *x, const struct xsc_sysdef *d)
 static const char *missing_op(struct xsc *x, const struct xsc_sysdef *d)
 {
 	for (int i = 0; i < 2; i++)
-		if (d->op[i] && !xsc__uring_has(x, d->op[i]))
+		if (d->uring.op[i] && !xsc__uring_has(x, d->uring.op[i]))
 			return "the kernel lacks its io_uring opcode";
 	return NULL;
 }
@@ -140,30 +140,29 @@ static void route_one(struct xsc *x, long nr, unsigned *nmissing)
 	int ring = x->sqpoll ? XSC_BACKEND_SQPOLL : XSC_BACKEND_URING;
 	const char *why;
 
-	if (d->flags & XSC_F_REFUSE) {
+	if (d->refuse) {
 		x->head[nr].route = XSC_BACKEND_INLINE;
-		x->why[nr] = "refused (-EINVAL): would run a second thread of control "
-			     "on the caller's stack or return into a signal frame";
+		x->why[nr] = d->refuse;
 		return;
 	}
-	if (d->flags & XSC_F_THREAD) {
+	if (xsc__row_bound(d)) {
 		x->head[nr].route = XSC_BACKEND_INLINE;
-		x->why[nr] = "depends on the calling thread";
+		x->why[nr] = xsc__thread_why(d);
 		return;
 	}
-	if (!d->name) {
+	if (!xsc__sys_named(nr)) {
 		/* a number newer than the table: whatever it does, the caller
 		 * runs it, so it cannot act on the wrong thread */
 		x->head[nr].route = XSC_BACKEND_INLINE;
 		x->why[nr] = "unknown number: runs in the caller, the kernel decides";
 		return;
 	}
-	if (d->prep && (d->flags & XSC_F_CHEAP) && x->cfg.backend == XSC_BACKEND_AUTO) {
+	if (d->uring.prep && d->cheap && x->cfg.backend == XSC_BACKEND_AUTO) {
 		x->head[nr].route = XSC_BACKEND_INLINE;
 		x->why[nr] = "cheaper inline than its io_uring form (XSC_BACKEND=uring forces it)";
 		return;
 	}
-	if (!d->prep) {
+	if (!d->uring.prep) {
 		why = "no io_uring form";
 	} else if (!x->have_ring) {
 		why = x->cfg.backend == XSC_BACKEND_WORKER ? "XSC_BACKEND=worker" :
@@ -173,7 +172,7 @@ static void route_one(struct xsc *x, long nr, unsigned *nmissing)
 		(*nmissing)++;
 	} else {
 		x->head[nr].route = (uint8_t)ring;
-		x->why[nr] = d->note;
+		x->why[nr] = d->uring.note;
 		return;
 	}
 	x->head[nr].route = (uint8_t)fallback(x, d);
@@ -192,8 +191,8 @@ void xsc__route_all(struct xsc *x)
 	for (long nr = 0; nr < XSC_NR_MAX; nr++) {
 		route_one(x, nr, &nmissing);
 		x->head[nr].sysno = (uint16_t)nr;
-		x->head[nr].nargs = xsc__sys[nr].nargs;
-		x->quick[nr] = !xsc__sys[nr].done && !x->cfg.done_cb;
+		x->head[nr].nargs = (uint8_t)xsc__sys_nargs(&xsc__sys[nr]);
+		x->quick[nr] = !xsc__sys[nr].uring.done && !x->cfg.done_cb;
 	}
 	if (nmissing && !(x->cfg.flags & XSC_QUIET))
 		xsc__say("xsc: %u calls with an io_uring form fall back: the "

@@ -346,7 +346,7 @@ static inline void finish(struct xsc *x, int id)
 {
 	const struct xsc_sysdef *d = &xsc__sys[x->ent[id].sysno];
 
-	if (__builtin_expect(d->done != NULL, 0)) {
+	if (__builtin_expect(d->uring.done != NULL, 0)) {
 		finish_slow(x, id);
 		return;
 	}
@@ -359,7 +359,7 @@ static void finish_slow(struct xsc *x, int id)
 	struct xsc_entry *e = &x->ent[id];
 	struct xsc_slot *s = slot_of(x, id);
 	const struct xsc_sysdef *d = &xsc__sys[e->sysno];
-	long ret = (s->mode & XSC_M_REST) ? xsc__rest_done(x, id) : d->done(x, id);
+	long ret = (s->mode & XSC_M_REST) ? xsc__rest_done(x, id) : d->uring.done(x, id);
 
 	if (ret == XSC_PENDING)
 		return;		/* a new SQE is queued: still in flight */
@@ -369,7 +369,7 @@ static void finish_slow(struct xsc *x, int id)
 		ret = XSC_RETRY_SYNC;	/* the ring was lost: nothing ran yet */
 	if (ret == XSC_RESUBMIT) {
 		s->mode = XSC_M_BLOCK;
-		int parts = d->prep(x, id);
+		int parts = d->uring.prep(x, id);
 		if (parts > 0) {
 			s->parts = (uint8_t)parts;
 			return;		/* still in flight, now blocking */

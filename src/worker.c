@@ -6,7 +6,7 @@
  * memory, files and credentials, so user pointers and fds mean the same
  * thing as in the caller; what differs is per-thread state (tid, signal
  * mask, affinity, per-thread credentials), which is why the table routes
- * XSC_F_THREAD calls inline and this executor refuses them (-EINVAL).
+ * thread-bound calls (table.h) inline and this executor refuses them (-EINVAL).
  *
  * Hand-off, owner -> workers: a bounded multi-consumer queue of entry ids
  * (the owner is the only producer; consumers claim a slot with a CAS on the
@@ -190,7 +190,7 @@ static long exec(const struct xsc_entry *e, struct xsc_slot *s)
 
 	bool bound = xsc__bound(d, e->args);
 
-	if (!bound && !(d->flags & XSC_F_REFUSE) &&
+	if (!bound && !d->refuse &&
 	    e->sysno != XSC_NR_NOP && e->sysno != XSC_NR_MC)
 		return xsc__syscall_cp(&s->canceled, e->sysno, e->args);
 	if (atomic_load(&s->canceled))

@@ -1,14 +1,16 @@
-/* The syscall table (src/table.c) checked against itself and against the
- * tests that rely on it:
- *  - every row with an io_uring translation has its opcode and prep, and
- *    a differential case: its SYS_ name appears in tests/t_diff_fs.c,
- *    t_diff_net.c or t_diff_misc.c (a translation without one is
- *    untested against the kernel);
- *  - a done hook only with a prep; thread-bound and refused rows have no
- *    translation (they never leave the caller); an argument predicate only
- *    on rows that may go elsewhere;
- *  - the argument kinds of every described row match its argument count;
- *  - every number the C library's headers name has a row with that name.
+/* The syscall table (src/table.c, rows in src/table/) checked against
+ * itself and against the tests that rely on it:
+ *  - xsc__table_check finds no fault (every described row states block,
+ *    thread and shim; translations have an opcode, a prep and a note;
+ *    thread-bound and refused rows are neither translated nor linkable);
+ *  - the check itself catches each policy left out: every described row
+ *    is copied with one field cleared, and each copy must be flagged;
+ *  - every row with an io_uring translation has a differential case: its
+ *    SYS_ name appears in tests/t_diff_fs.c, t_diff_net.c or
+ *    t_diff_misc.c (a translation without one is untested against the
+ *    kernel);
+ *  - every number the kernel headers name has that name in the library;
+ *  - the argument count of a described row is its list of kinds.
  * Not per backend: the table is the same for all. */
 #include <ctype.h>
 #include <sys/syscall.h>
@@ -50,52 +52,91 @@ static bool mentions(const char *src, const char *name)
 	return false;
 }
 
-static int kinds(const char *args)
+/* Row d with one field broken must be flagged by the check. */
+static int flagged(FILE *devnull, long nr, struct xsc_sysdef d)
 {
-	int n = *args ? 1 : 0;
-	for (const char *p = args; *p; p++)
-		n += *p == ',';
-	return n;
+	return xsc__table_check_row(devnull, nr, &d);
+}
+
+static int check_the_check(void)
+{
+	FILE *nul = fopen("/dev/null", "w");
+	int bad = 0, tried = 0;
+
+	CHECK(nul != NULL);
+	for (long nr = 0; nr < XSC_NR_MAX; nr++) {
+		const struct xsc_sysdef *d = &xsc__sys[nr];
+		struct xsc_sysdef m;
+#define MUST_FLAG(what, change) do { \
+		m = *d; change; tried++; \
+		if (!flagged(nul, nr, m)) { \
+			fprintf(stderr, "%ld %s: the check misses %s\n", nr, \
+				xsc_syscall_name(nr), what); \
+			bad = 1; } } while (0)
+		if (!d->args)
+			continue;
+		MUST_FLAG(".block left out", m.block = XSC_BLOCK_UNSTATED);
+		MUST_FLAG(".thread left out", m.thread = XSC_THREAD_UNSTATED);
+		MUST_FLAG(".shim left out", m.shim = XSC_SHIM_UNSTATED);
+		MUST_FLAG(".args left out", m.args = NULL);
+		if (d->uring.prep && nr != XSC_NR_NOP)
+			MUST_FLAG(".uring.op left out", memset(m.uring.op, 0, 2));
+		if (d->uring.prep)
+			MUST_FLAG(".uring.note left out", m.uring.note = NULL);
+		if (d->uring.prep)
+			MUST_FLAG(".uring.prep left out", m.uring.prep = NULL);
+		if (d->refuse)
+			MUST_FLAG(".thread of a refused row", m.thread = XSC_ANY_THREAD);
+		if (d->chain.kind && d->chain.kind != XSC_CHAIN_NOP)
+			MUST_FLAG(".chain.op left out", m.chain.op = 0);
+		if (xsc__row_bound(d))
+			MUST_FLAG("a bound row translated", m.uring.prep = xsc__sys[SYS_read].uring.prep;
+				  m.uring.op[0] = 1; m.uring.note = "x");
+#undef MUST_FLAG
+	}
+	fclose(nul);
+	if (!bad)
+		printf("ok: the check flags each of %d broken rows\n", tried);
+	return bad;
 }
 
 int main(void)
 {
 	char *diff[3] = { slurp("t_diff_fs.c"), slurp("t_diff_net.c"), slurp("t_diff_misc.c") };
-	int bad = 0, translated = 0;
+	int bad = 0, translated = 0, described = 0;
 
+	if (xsc__table_check(stderr))
+		bad = 1;
 	for (long nr = 0; nr < XSC_NR_MAX; nr++) {
 		const struct xsc_sysdef *d = &xsc__sys[nr];
-		const char *nm = d->name ? d->name : "?";
-#define BAD(...) do { fprintf(stderr, "%ld %s: ", nr, nm); \
-		fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); bad = 1; } while (0)
-		if (d->prep) {
-			translated++;
-			if (!d->op[0] && nr != XSC_NR_NOP)	/* IORING_OP_NOP is 0 */
-				BAD("a prep without an io_uring opcode");
-			if (nr < XSC_NR_NOP &&
-			    !mentions(diff[0], nm) && !mentions(diff[1], nm) && !mentions(diff[2], nm))
-				BAD("translated to io_uring, but no differential case (t_diff_*.c)");
+		const char *nm = xsc_syscall_name(nr);
+		described += d->args != NULL;
+		if (!d->uring.prep)
+			continue;
+		translated++;
+		if (nr < XSC_NR_NOP &&
+		    !mentions(diff[0], nm) && !mentions(diff[1], nm) && !mentions(diff[2], nm)) {
+			fprintf(stderr, "%ld %s: translated to io_uring, but no "
+				"differential case (t_diff_*.c)\n", nr, nm);
+			bad = 1;
 		}
-		if (d->done && !d->prep)
-			BAD("a done hook without a prep");
-		if ((d->flags & (XSC_F_THREAD | XSC_F_REFUSE)) && (d->prep || d->bound))
-			BAD("thread-bound or refused, yet translated or argument-bound");
-		if ((d->flags & XSC_F_KNOWN) && d->args && d->nargs != kinds(d->args))
-			BAD("%d arguments, %d kinds (\"%s\")", d->nargs, kinds(d->args), d->args);
-		if (d->nargs > 6)
-			BAD("%d arguments", d->nargs);
 	}
-	/* the C library's numbers: each has a row with its own name */
+	/* the kernel headers' numbers: each has its own name */
 #define XSC_SYSNAME(n, nm) \
-	if (!xsc__sys[n].name || strcmp(xsc__sys[n].name, #nm)) { \
-		fprintf(stderr, "%d %s: no row of that name\n", n, #nm); bad = 1; }
+	if (strcmp(xsc_syscall_name(n), #nm)) { \
+		fprintf(stderr, "%d %s: named \"%s\"\n", n, #nm, xsc_syscall_name(n)); bad = 1; }
 #include "sysnames.h"
 #undef XSC_SYSNAME
+	/* argument counts: the kinds listed (a row with kinds of its own) */
+	CHECK_EQ(xsc__sys_nargs(&xsc__sys[SYS_read]), 3);
+	CHECK_EQ(xsc__sys_nargs(&xsc__sys[SYS_getppid]), 0);
+	CHECK_EQ(xsc__sys_nargs(&xsc__sys[SYS_futex]), 6);
+	bad |= check_the_check();
 	for (int i = 0; i < 3; i++)
 		free(diff[i]);
 	if (bad)
 		return 1;
-	printf("ok: %d rows translated to io_uring, each with a differential case\n",
-	       translated);
+	printf("ok: %d rows described, %d translated to io_uring, each with a "
+	       "differential case\n", described, translated);
 	return 0;
 }

@@ -1118,143 +1118,220 @@ static long sigsuspend_(const long *a)
 
 /* ---- dispatch ------------------------------------------------------------------- */
 
-static bool zero_timeout(long nr, const long *a)
+/* What the shim does with a call is the table's .shim (src/table.h): post
+ * it through the runtime, make it directly, or answer it here.  The
+ * answers are the emulators below, one per XSC_SHIM_EMULATE row (checked
+ * at start-up, check_emulators); an emulator returns RAW when this call,
+ * with these arguments or from where it came, is made directly after all
+ * (uc is NULL for a call from an interposed function, not a trap). */
+#define RAW (LONG_MIN + 1)
+
+typedef long (*emulator)(long nr, const long *a, ucontext_t *uc);
+
+static long em_futex(long nr, const long *a, ucontext_t *uc)
 {
-	switch (nr) {
-	case SYS_poll:
-	case SYS_epoll_wait:
-	case SYS_epoll_pwait:
-		return a[2 + (nr != SYS_poll)] == 0;
-	case SYS_ppoll:
-		return a[2] && ((const struct timespec *)a[2])->tv_sec == 0 &&
-		       ((const struct timespec *)a[2])->tv_nsec == 0;
-	case SYS_select:
-		return a[4] && ((const struct timeval *)a[4])->tv_sec == 0 &&
-		       ((const struct timeval *)a[4])->tv_usec == 0;
-	default:
-		return false;
-	}
+	return futex(a);
+}
+
+static long em_clone3(long nr, const long *a, ucontext_t *uc)
+{
+	const struct clone_args_k *ca = (const void *)a[0];
+
+	if (!uc)
+		return RAW;
+	if (!(ca->flags & CLONE_THREAD))
+		return fork_like(nr, a, uc);
+	return spawn(ca->flags, ca->stack + ca->stack_size, (int *)ca->parent_tid,
+		     (int *)ca->child_tid, ca->tls, uc);
+}
+
+static long em_clone(long nr, const long *a, ucontext_t *uc)
+{
+	if (!uc)
+		return RAW;
+	if (!(a[0] & CLONE_THREAD))
+		return fork_like(nr, a, uc);
+	return spawn((uint64_t)a[0], (uint64_t)a[1], (int *)a[2], (int *)a[3],
+		     (uint64_t)a[4], uc);
+}
+
+static long em_fork(long nr, const long *a, ucontext_t *uc)
+{
+	return uc ? fork_like(nr, a, uc) : RAW;
+}
+
+static long em_exec(long nr, const long *a, ucontext_t *uc)
+{
+	return exec_(nr, a);
+}
+
+static long em_exit(long nr, const long *a, ucontext_t *uc)
+{
+	thread_exit();
+}
+
+static long em_gettid(long nr, const long *a, ucontext_t *uc)
+{
+	return cur_fiber()->vtid;
+}
+
+static long em_set_tid_address(long nr, const long *a, ucontext_t *uc)
+{
+	struct xsc_fiber *f = cur_fiber();
+
+	f->ctid = (uint32_t *)a[0];
+	return f->vtid;
+}
+
+static long em_set_robust_list(long nr, const long *a, ucontext_t *uc)
+{
+	struct xsc_fiber *f = cur_fiber();
+
+	f->robust = (void *)a[0];
+	f->robust_len = (size_t)a[1];
+	return 0;
+}
+
+static long em_get_robust_list(long nr, const long *a, ucontext_t *uc)
+{
+	struct xsc_fiber *f = cur_fiber();
+
+	if (a[0] && a[0] != f->vtid)
+		return -EPERM;
+	*(void **)a[1] = f->robust;
+	*(size_t *)a[2] = f->robust_len;
+	return 0;
+}
+
+/* A fiber has no kernel thread of its own to register: say yes (glibc 2.36
+ * aborts a thread on failure) and leave the cpu id unknown, so
+ * sched_getcpu() asks the kernel. */
+static long em_rseq(long nr, const long *a, ucontext_t *uc)
+{
+	if (a[0] && !(a[2] & 1))
+		((volatile int32_t *)a[0])[1] = -2;
+	return 0;
+}
+
+static long em_sigprocmask(long nr, const long *a, ucontext_t *uc)
+{
+	return uc ? sigprocmask_(a, uc) : RAW;
+}
+
+static long em_sigaction(long nr, const long *a, ucontext_t *uc)
+{
+	return sigaction_(a, false);
+}
+
+static long em_sigtimedwait(long nr, const long *a, ucontext_t *uc)
+{
+	return sigtimedwait_(a);
+}
+
+static long em_sigsuspend(long nr, const long *a, ucontext_t *uc)
+{
+	return sigsuspend_(nr == SYS_pause ? NULL : a);
+}
+
+static long em_kill(long nr, const long *a, ucontext_t *uc)
+{
+	return kill_(nr, a);
+}
+
+static long em_sched_yield(long nr, const long *a, ucontext_t *uc)
+{
+	xsc_yield();
+	return 0;
+}
+
+static long em_sigpending(long nr, const long *a, ucontext_t *uc)
+{
+	long r = xsc__sys6(nr, a[0], a[1], 0, 0, 0, 0);
+
+	if (r == 0 && a[1] == 8)
+		*(uint64_t *)a[0] |= cur_fiber()->tp_pending;
+	return r;
+}
+
+static long em_getaffinity(long nr, const long *a, ucontext_t *uc)
+{
+	if (a[0] && a[0] != cur_fiber()->vtid)
+		return RAW;
+	if ((unsigned long)a[1] < (unsigned long)tp.affinity_len)
+		return -EINVAL;
+	memcpy((void *)a[2], tp.affinity, (size_t)tp.affinity_len);
+	return tp.affinity_len;
+}
+
+static long em_setaffinity(long nr, const long *a, ucontext_t *uc)
+{
+	if (a[0] && a[0] != cur_fiber()->vtid && !tid_post((int)a[0], 0))
+		return RAW;
+	warn_once(&tp.warned_affinity, "thread affinity is ignored "
+		  "(threads are fibers; vcpus are pinned)");
+	return 0;
+}
+
+static const emulator emulators[XSC_NR_MAX] = {
+	[SYS_futex] = em_futex,
+	[SYS_clone3] = em_clone3,
+	[SYS_clone] = em_clone,
+	[SYS_fork] = em_fork,
+	[SYS_vfork] = em_fork,
+	[SYS_execve] = em_exec,
+	[SYS_execveat] = em_exec,
+	[SYS_exit] = em_exit,
+	[SYS_gettid] = em_gettid,
+	[SYS_set_tid_address] = em_set_tid_address,
+	[SYS_set_robust_list] = em_set_robust_list,
+	[SYS_get_robust_list] = em_get_robust_list,
+	[SYS_rseq] = em_rseq,
+	[SYS_rt_sigprocmask] = em_sigprocmask,
+	[SYS_rt_sigaction] = em_sigaction,
+	[SYS_rt_sigtimedwait] = em_sigtimedwait,
+	[SYS_rt_sigsuspend] = em_sigsuspend,
+	[SYS_pause] = em_sigsuspend,
+	[SYS_tgkill] = em_kill,
+	[SYS_tkill] = em_kill,
+	[SYS_sched_yield] = em_sched_yield,
+	[SYS_rt_sigpending] = em_sigpending,
+	[SYS_sched_getaffinity] = em_getaffinity,
+	[SYS_sched_setaffinity] = em_setaffinity,
+};
+
+/* The table's XSC_SHIM_EMULATE rows and the emulators are the same set:
+ * a row marked so without an emulator would make its call directly, one
+ * with an emulator the row does not mark would never reach it.  Returns
+ * the first number where they differ, or -1. */
+static long check_emulators(void)
+{
+	for (long nr = 0; nr < XSC_NR_MAX; nr++)
+		if ((xsc__sys[nr].shim == XSC_SHIM_EMULATE) != (emulators[nr] != NULL))
+			return nr;
+	return -1;
 }
 
 static long dispatch(long nr, const long *a, ucontext_t *uc)
 {
-	struct xsc_fiber *f = cur_fiber();
+	const struct xsc_sysdef *d = xsc__sysdef(nr);
+	long r = RAW;
 
 	if (__builtin_expect(xsc__vcpu()->tp_repin, 0))
 		repin(xsc__vcpu());	/* after a process clone (fork_like) */
 	if (xsc__rt_creds_behind(xsc__vcpu()))	/* before any call, direct too */
 		xsc__rt_creds_catch_up(xsc__vcpu());
 
-	switch (nr) {
-	case SYS_futex:
-		return futex(a);
-	case SYS_clone3: {
-		const struct clone_args_k *ca = (const void *)a[0];
-		if (!uc)
-			break;
-		if (!(ca->flags & CLONE_THREAD))
-			return fork_like(nr, a, uc);
-		return spawn(ca->flags, ca->stack + ca->stack_size,
-			     (int *)ca->parent_tid, (int *)ca->child_tid, ca->tls, uc);
-	}
-	case SYS_clone:
-		if (!uc)
-			break;
-		if (!(a[0] & CLONE_THREAD))
-			return fork_like(nr, a, uc);
-		return spawn((uint64_t)a[0], (uint64_t)a[1], (int *)a[2], (int *)a[3],
-			     (uint64_t)a[4], uc);
-	case SYS_fork:
-	case SYS_vfork:
-		if (!uc)
-			break;
-		return fork_like(nr, a, uc);
-	case SYS_execve:
-	case SYS_execveat:
-		return exec_(nr, a);
-	case SYS_exit:
-		thread_exit();
-	case SYS_gettid:
-		return f->vtid;
-	case SYS_set_tid_address:
-		f->ctid = (uint32_t *)a[0];
-		return f->vtid;
-	case SYS_set_robust_list:
-		f->robust = (void *)a[0];
-		f->robust_len = (size_t)a[1];
-		return 0;
-	case SYS_get_robust_list:
-		if (a[0] && a[0] != f->vtid)
-			return -EPERM;
-		*(void **)a[1] = f->robust;
-		*(size_t *)a[2] = f->robust_len;
-		return 0;
-	case SYS_rseq:
-		/* a fiber has no kernel thread of its own to register: say
-		 * yes (glibc 2.36 aborts a thread on failure) and leave the
-		 * cpu id unknown, so sched_getcpu() asks the kernel */
-		if (a[0] && !(a[2] & 1))
-			((volatile int32_t *)a[0])[1] = -2;
-		return 0;
-	case SYS_rt_sigprocmask:
-		if (uc)
-			return sigprocmask_(a, uc);
+	switch (d ? xsc__shim_policy(d, a) : XSC_SHIM_DIRECT) {
+	case XSC_SHIM_EMULATE:
+		r = emulators[nr](nr, a, uc);
 		break;
-	case SYS_rt_sigaction:
-		return sigaction_(a, false);
-	case SYS_rt_sigtimedwait:
-		return sigtimedwait_(a);
-	case SYS_rt_sigsuspend:
-		return sigsuspend_(a);
-	case SYS_pause:
-		return sigsuspend_(NULL);
-	case SYS_tgkill:
-	case SYS_tkill:
-		return kill_(nr, a);
-	case SYS_sched_yield:
-		xsc_yield();
-		return 0;
-	case SYS_rt_sigpending: {
-		long r = xsc__sys6(nr, a[0], a[1], 0, 0, 0, 0);
-		if (r == 0 && a[1] == 8)
-			*(uint64_t *)a[0] |= f->tp_pending;
-		return r;
-	}
-	case SYS_sched_getaffinity:
-		if (a[0] && a[0] != f->vtid)
-			break;
-		if ((unsigned long)a[1] < (unsigned long)tp.affinity_len)
-			return -EINVAL;
-		memcpy((void *)a[2], tp.affinity, (size_t)tp.affinity_len);
-		return tp.affinity_len;
-	case SYS_sched_setaffinity:
-		if (a[0] && a[0] != f->vtid && !tid_post((int)a[0], 0))
-			break;
-		warn_once(&tp.warned_affinity, "thread affinity is ignored "
-			  "(threads are fibers; vcpus are pinned)");
-		return 0;
-	case SYS_fcntl:
-		if (a[1] == F_SETLKW || a[1] == F_OFD_SETLKW)
-			return xsc_syscall(nr, a[0], a[1], a[2], 0, 0, 0);
-		break;
-	case SYS_ioctl:
-	/* glibc makes these while holding its own locks (malloc's arenas,
-	 * the thread stack cache): parking there would let the scheduler,
-	 * or another fiber, wait on such a lock for good */
-	case SYS_mmap:
-	case SYS_munmap:
-	case SYS_mremap:
-	case SYS_mprotect:
-	case SYS_madvise:
-	case SYS_brk:
-		break;
+	case XSC_SHIM_POST:
+		return xsc_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	default:
-		if (zero_timeout(nr, a))
-			break;
-		if (nr >= 0 && nr < XSC_NR_MAX)
-			return xsc_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 		break;
 	}
+	if (r != RAW)
+		return r;
 	return xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
@@ -1536,7 +1613,15 @@ static int start(void)
 	const char *why, *env;
 	void *pstack;
 	uint64_t mask;
+	long nr;
 
+	if ((nr = check_emulators()) >= 0) {
+		/* a defect of this build, not of the program: stop loudly */
+		xsc__say("xsc run: the syscall table and the shim disagree on %s "
+			 "(.shim = XSC_SHIM_EMULATE and tp.c's emulators[])\n",
+			 xsc_syscall_name(nr));
+		abort();
+	}
 	dl_iterate_phdr(find_text, (void *)(uintptr_t)start);
 	if (!tp.text_lo)
 		why = "cannot find the library's own text";

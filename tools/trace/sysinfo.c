@@ -1,8 +1,9 @@
 /*
  * sysinfo.c - the profiler's syscall table: names and argument kinds.
  *
- * Names come from xt_sysnames.h, generated at build time from the system's
- * <asm/unistd_64.h> (gen_sysnames.sh), so every x86-64 number has a name.
+ * Names come from sysnames.h, the library's list generated at build time
+ * from the system's <asm/unistd_64.h> (scripts/gen-sysnames.sh), so every
+ * x86-64 number has a name and the same name everywhere in xsc.
  * Argument kinds come from the signature table below, written by hand for
  * the calls that matter to clustering; a call missing from it has all its
  * arguments ignored (it still becomes a node, just without arguments).
@@ -19,11 +20,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 static const char *const names[] = {
-#define XT_SYSNAME(nr, name) [nr] = #name,
-#include "xt_sysnames.h"
-#undef XT_SYSNAME
+#define XSC_SYSNAME(nr, name) [nr] = #name,
+#include "sysnames.h"
+#undef XSC_SYSNAME
 };
 #define NNAMES ((int)(sizeof(names) / sizeof(names[0])))
 

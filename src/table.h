@@ -1,0 +1,167 @@
+/*
+ * table.h - the syscall table's row: what happens to one system call on
+ * every path (the handle's executors, xsc threads, the transparent-mode
+ * shim, multi-calls), each policy a named field.  The rows are in
+ * src/table/, the mechanism in table.c; like the kernel's io_uring/opdef.c.
+ *
+ * A described row states every policy: block, thread and shim have no
+ * zero value that means anything, and the table check (xsc__table_check,
+ * run at build time and by t_table) fails on a row that leaves one out.
+ * A number no row describes reads as all zeros and is treated as: may
+ * block, may run on any thread, no io_uring form, posted by the shim.
+ */
+#ifndef XSC_TABLE_H
+#define XSC_TABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct xsc;
+
+/* Translation of one entry into SQEs.  Returns the number of SQEs queued
+ * (1 or 2), or 0 to decline: the arguments cannot be expressed exactly in
+ * io_uring, and the entry goes to the fallback executor.  A prep function
+ * decides to decline before it takes any SQE. */
+typedef int (*xsc_prep_fn)(struct xsc *x, int id);
+
+/* Turns the CQE result(s) into the syscall's result (uring.c's finish);
+ * see internal.h for the values it may return besides a result. */
+typedef long (*xsc_done_fn)(struct xsc *x, int id);
+
+/* .block: may the call wait for something outside the caller (a peer, a
+ * device, a timer)?  A call that may goes to a syscall thread when io_uring
+ * cannot run it; one that never does runs in the caller, which is cheaper
+ * than a hand-off. */
+enum xsc_block {
+	XSC_BLOCK_UNSTATED,
+	XSC_MAY_BLOCK,
+	XSC_NEVER_BLOCKS,
+};
+
+/* .thread: why the call must run on the calling thread, or that it need
+ * not.  A bound call runs in the caller on every path: on a syscall thread
+ * or in io_uring it would act on, or measure, another task.  Update
+ * xsc__thread_why() (table.c) when you add a reason. */
+enum xsc_thread {
+	XSC_THREAD_UNSTATED,
+	XSC_ANY_THREAD,		/* the process's state: any thread may run it */
+	XSC_THREAD_IDENTITY,	/* its tid, TLS, robust list, rseq area, persona */
+	XSC_THREAD_SIGNALS,	/* its signal mask, pending set, signal frame */
+	XSC_THREAD_PROCESS,	/* creates, replaces or ends a thread of control */
+	XSC_THREAD_SANDBOX,	/* its seccomp filter, Landlock domain, prctl, LSM */
+	XSC_THREAD_CREDS,	/* its credentials as the kernel reads them */
+	XSC_THREAD_SCHED,	/* its scheduling: policy, affinity, priority, cpu */
+	XSC_THREAD_NAMESPACE,	/* its namespaces */
+	XSC_THREAD_CLOCK,	/* measures or signals it: thread clocks, timers */
+	XSC_THREAD_KEYRING,	/* its thread keyring */
+	XSC_THREAD_MEMORY,	/* its memory policy, I/O ports, protection keys */
+	XSC_THREAD_IO_URING,	/* rings are per task: single issuer, registered fds */
+	XSC_THREAD_NKINDS
+};
+
+/* .shim: what transparent mode (libxsc-preload.so) does with the call when
+ * an unmodified program makes it. */
+enum xsc_shim {
+	XSC_SHIM_UNSTATED,
+	XSC_SHIM_POST,		/* through the runtime (xsc_syscall): the fiber
+				   parks, the call takes the row's route */
+	XSC_SHIM_DIRECT,	/* the raw call on the vcpu: glibc makes it while
+				   holding a lock of its own, or it never waits */
+	XSC_SHIM_EMULATE,	/* the shim answers it: threads are fibers (tids,
+				   signals, clone, futexes); tp.c's emulators[] */
+};
+
+/* .chain.kind: how a multi-call links the call (multicall_uring.c) and
+ * what a later call may take from its result. */
+enum xsc_chain {
+	XSC_CHAIN_NONE,		/* not linkable: the chain runs on another path */
+	XSC_CHAIN_RW,		/* a transfer at the file position: a short
+				   count ends an XSC_MC_FULL chain */
+	XSC_CHAIN_PRW,		/* the same at an explicit offset (args[3]) */
+	XSC_CHAIN_OPEN,		/* makes an fd later calls may forward */
+	XSC_CHAIN_CLOSE,
+	XSC_CHAIN_SYNC,
+	XSC_CHAIN_NOP,
+};
+
+struct xsc_sysdef {
+	/* io_uring: the translation (NULL prep: none).  Read on the hot
+	 * path, so first. */
+	struct {
+		xsc_prep_fn prep;
+		xsc_done_fn done;	/* NULL: the CQE result is the result */
+		uint8_t op[2];		/* opcodes the kernel must have (0: none) */
+		const char *note;	/* its limits, shown by `xsc info` */
+	} uring;
+	/* non-NULL: with these arguments the call depends on the calling
+	 * thread (a PI futex, __WNOTHREAD, a wait with a signal mask), and
+	 * then runs on it whatever the row's route (xsc__bound) */
+	bool (*bound)(const int64_t a[6]);
+	const char *args;	/* argument kinds, comma-separated: their count
+				   is the argument count; NULL: not described */
+	uint8_t block;		/* enum xsc_block */
+	uint8_t thread;		/* enum xsc_thread */
+	uint8_t shim;		/* enum xsc_shim */
+	bool cheap;		/* its io_uring form costs more than the call:
+				   AUTO runs it inline, forced backends use it */
+	const char *refuse;	/* non-NULL: never run by xsc (-EINVAL), and why */
+	/* non-NULL: the shim policy for these arguments, instead of .shim */
+	enum xsc_shim (*shim_args)(const int64_t a[6]);
+	struct {
+		uint8_t op;		/* the linked SQE's opcode */
+		uint8_t kind;		/* enum xsc_chain */
+	} chain;
+};
+
+#define XSC_NR_MAX 1024	/* syscall numbers accepted by xsc_post */
+
+/* Hidden: the table and its helpers are reached PC-relative, never through
+ * the GOT (the library exports none of them). */
+#pragma GCC visibility push(hidden)
+
+extern const struct xsc_sysdef xsc__sys[XSC_NR_MAX];
+
+/* Row nr, or NULL out of range (a number no row describes is all zeros). */
+const struct xsc_sysdef *xsc__sysdef(long nr);
+/* Its argument count: the kinds listed, or 6 for an undescribed number. */
+int xsc__sys_nargs(const struct xsc_sysdef *d);
+/* The kernel headers (or the list of newer calls) name number nr. */
+bool xsc__sys_named(long nr);
+/* Why a row's calls run on the calling thread, for `xsc info`. */
+const char *xsc__thread_why(const struct xsc_sysdef *d);
+/* Checks every row (see table.c); prints each fault to f, returns how
+ * many there are.  _row: row d as if it were number nr's (t_table checks
+ * the check with rows it breaks on purpose). */
+int xsc__table_check(FILE *f);
+int xsc__table_check_row(FILE *f, long nr, const struct xsc_sysdef *d);
+
+#pragma GCC visibility pop
+
+static inline bool xsc__may_block(const struct xsc_sysdef *d)
+{
+	return d->block != XSC_NEVER_BLOCKS;
+}
+
+/* The row's calls depend on the calling thread (whatever their arguments). */
+static inline bool xsc__row_bound(const struct xsc_sysdef *d)
+{
+	return d->thread > XSC_ANY_THREAD;
+}
+
+/* The call depends on the calling thread: by its row, or by its arguments. */
+static inline bool xsc__bound(const struct xsc_sysdef *d, const int64_t a[6])
+{
+	return xsc__row_bound(d) || (d->bound && d->bound(a));
+}
+
+/* What the shim does with this call (undescribed numbers: post). */
+static inline enum xsc_shim xsc__shim_policy(const struct xsc_sysdef *d,
+					     const int64_t a[6])
+{
+	if (d->shim_args)
+		return d->shim_args(a);
+	return d->shim ? (enum xsc_shim)d->shim : XSC_SHIM_POST;
+}
+
+#endif
