@@ -22,5 +22,27 @@ if [ -n "$want" ]; then
 		fi
 	done
 fi
+# `xsc info SYSCALL`: one table row, by name or number, on each path
+row() {	# row CALL PATTERN: the row of CALL has a line matching PATTERN
+	local out
+	out=$("$xsc" info "$1" 2>&1) || { echo "FAIL: xsc info $1 exited $?"; fail=1; return; }
+	grep -Eq "$2" <<<"$out" || { echo "FAIL: xsc info $1: no line like '$2'"; echo "$out"; fail=1; }
+}
+row write '^write \(1\): fd,in,len$'
+row 1 '^write \(1\)'
+row write '^  multi-call:  linkable'
+row write '^  xsc run:     posted'
+row setuid '^  thread:      depends on the calling thread: its credentials'
+row setuid '^  route:       inline'
+row vfork '^  refused:     refused \(-EINVAL\)'
+row mmap '^  xsc run:     made directly'
+row gettid '^  xsc run:     answered by the shim'
+row futex '^  thread:      any, except for some arguments'
+row mount 'not described by the table'
+for bad in bogus 999; do
+	if "$xsc" info "$bad" >/dev/null 2>&1; then
+		echo "FAIL: xsc info $bad succeeded"; fail=1
+	fi
+done
 [ "$fail" -eq 0 ] && echo ok
 exit "$fail"

@@ -2,6 +2,7 @@
  * xsc.c - the command-line tool.
  *
  *   xsc info [--all]          kernel, cores, io_uring state, route table
+ *   xsc info SYSCALL          one table row: what happens to it on each path
  *   xsc bench <name> [opts]   experiments (null, switch, trace, ...)
  *   xsc trace [opts] -- cmd   syscall profiler (tools/trace)
  *
@@ -43,10 +44,12 @@ int xsc_trace_main(int argc, char **argv) __attribute__((weak));
 #endif
 
 int xsc_run_main(int argc, char **argv);
+int xsc_info_row(struct xsc *x, const char *arg);	/* sysrow.c */
 
 static const char usage[] =
 	"usage: xsc <command> [args]\n"
 	"  info [--all]            kernel, io_uring probe and the route of every syscall\n"
+	"  info SYSCALL            what happens to one call (name or number) on each path\n"
 	"  bench <name> [--quick]  run an experiment; `xsc bench --help` lists them\n"
 	"  trace [opts] -- cmd     record a program's syscalls and find multi-calls\n"
 	"  run [opts] -- cmd       run an unmodified pthread program on xsc threads\n"
@@ -76,17 +79,21 @@ static int cmd_info(int argc, char **argv)
 	struct xsc_probe p;
 	struct utsname u;
 	bool all = false;
+	const char *row = NULL;
 	int ret;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--all")) {
 			all = true;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: xsc info [--all]\n  Prints the kernel, cores, "
+			printf("usage: xsc info [--all | SYSCALL]\n  Prints the kernel, cores, "
 			       "io_uring state and the route (executor and reason) of\n"
 			       "  every syscall xsc knows; --all adds every number the "
-			       "kernel headers name.\n");
+			       "kernel headers name.\n  With a syscall's name or number: "
+			       "its table row and what happens to it on each path.\n");
 			return 0;
+		} else if (argv[i][0] != '-' && !row) {
+			row = argv[i];
 		} else {
 			fprintf(stderr, "xsc info: unknown argument %s\n", argv[i]);
 			return 2;
@@ -100,6 +107,11 @@ static int cmd_info(int argc, char **argv)
 	if (ret < 0) {
 		fprintf(stderr, "xsc info: xsc_open: %s\n", strerror(-ret));
 		return 1;
+	}
+	if (row) {
+		ret = xsc_info_row(x, row);
+		xsc_close(x);
+		return ret;
 	}
 	xsc_probe_get(x, &p);
 	uname(&u);
@@ -122,7 +134,7 @@ static int cmd_info(int argc, char **argv)
 		if (!strcmp(name, "?") || (!all && !strcmp(why, "no io_uring form") &&
 					   r != XSC_BACKEND_URING))
 			continue;
-		if (!all && !strcmp(why, "depends on the calling thread"))
+		if (!all && !strncmp(why, "depends on the calling thread", 29))
 			continue;
 		printf("%-4ld %-20s %-7s %s\n", nr, name, xsc_backend_name(r), why);
 	}
