@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "xsc.h"
 #include "table.h"
@@ -50,6 +51,15 @@ static inline uint32_t st_get(const struct xsc_entry *e)
 static inline void st_set(struct xsc_entry *e, uint32_t v)
 {
 	__atomic_store_n(&e->status, v, __ATOMIC_RELEASE);
+}
+
+/* CLOCK_MONOTONIC in ns: every deadline and spin bound in xsc. */
+static inline int64_t xsc__now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* ---- the syscall table ---------------------------------------------- */

@@ -60,23 +60,15 @@ static const struct mc_model fallback = { .tsys = 118, .tenter = 329, .top = 64 
 static struct mc_model measured;
 static _Atomic int state = UNMEASURED;
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static int64_t sys_ns(struct xsc *x)
 {
 	int64_t best = INT64_MAX;
 
 	for (int r = 0; r < ROUNDS; r++) {
-		int64_t t0 = now_ns();
+		int64_t t0 = xsc__now();
 		for (int i = 0; i < SYSCALLS; i++)
 			xsc__sys0(SYS_getppid);
-		int64_t t = now_ns() - t0;
+		int64_t t = xsc__now() - t0;
 		best = t < best ? t : best;
 	}
 	x->st.crossings += ROUNDS * SYSCALLS;
@@ -89,7 +81,7 @@ static int64_t enter_ns(struct xsc *x, unsigned n)
 	int64_t best = INT64_MAX;
 
 	for (int r = 0; r < ROUNDS; r++) {
-		int64_t t0 = now_ns();
+		int64_t t0 = xsc__now();
 		for (unsigned i = 0; i < n; i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&x->ring);
 			if (!sqe)
@@ -113,7 +105,7 @@ static int64_t enter_ns(struct xsc *x, unsigned n)
 		io_uring_cq_advance(&x->ring, (unsigned)ret);
 		if (ret != (int)n)
 			return -1;
-		int64_t t = now_ns() - t0;
+		int64_t t = xsc__now() - t0;
 		best = t < best ? t : best;
 	}
 	return best;

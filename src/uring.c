@@ -447,13 +447,6 @@ int xsc__uring_reap(struct xsc *x)
 	return done;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* Waits for at least one CQE, or timeout_ns (< 0: none).  With also_kick,
  * a FUTEX_WAIT on the handle's wake word rides in the same ring, armed
  * with `seen`, so one io_uring_enter sleeps on the ring, the syscall
@@ -478,13 +471,13 @@ int xsc__uring_wait(struct xsc *x, bool also_kick, uint32_t seen,
 	}
 	if (x->sqpoll && x->cfg.spin_ns) {
 		/* the poller completes without us entering: watch the CQ */
-		int64_t end = now_ns() + x->cfg.spin_ns;
+		int64_t end = xsc__now() + x->cfg.spin_ns;
 		do {
 			if (io_uring_cq_ready(&x->ring) ||
 			    (also_kick && atomic_load(&x->cseq) != seen))
 				return 0;
 			__builtin_ia32_pause();
-		} while (now_ns() < end);
+		} while (xsc__now() < end);
 	}
 	if (also_kick && !x->futex_armed) {
 		if (xsc__uring_has(x, XSC_OP_FUTEX_WAIT)) {

@@ -175,13 +175,6 @@ static bool queued(struct xsc_workers *w)
 	return atomic_load(&w->qhead) != atomic_load(&w->qtail);
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* Entry e (slot s) on this thread: the call, or -ECANCELED if the entry
  * is canceled before the call starts (the stub tests the flag). */
 static long exec(const struct xsc_entry *e, struct xsc_slot *s)
@@ -285,8 +278,8 @@ static void loop(struct wthread *t)
 			atomic_fetch_add(&w->idle, 1);
 			continue;
 		}
-		int64_t end = now_ns() + w->x->cfg.spin_ns;
-		while (!queued(w) && !atomic_load(&w->stop) && now_ns() < end)
+		int64_t end = xsc__now() + w->x->cfg.spin_ns;
+		while (!queued(w) && !atomic_load(&w->stop) && xsc__now() < end)
 			__builtin_ia32_pause();
 		if (queued(w))
 			continue;
@@ -559,11 +552,11 @@ int xsc__worker_reap(struct xsc *x)
 int xsc__worker_wait(struct xsc *x, uint32_t seen, int64_t timeout_ns)
 {
 	struct xsc_workers *w = x->wk;
-	int64_t end = now_ns() + x->cfg.spin_ns;
+	int64_t end = xsc__now() + x->cfg.spin_ns;
 	long ret = 0;
 
 	while (atomic_load(&w->cstack) < 0 && atomic_load(&x->cseq) == seen &&
-	       now_ns() < end)
+	       xsc__now() < end)
 		__builtin_ia32_pause();
 	if (atomic_load(&w->cstack) >= 0 || atomic_load(&x->cseq) != seen)
 		return 0;

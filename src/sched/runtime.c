@@ -69,13 +69,6 @@ static inline void wrfsbase(uint64_t v)
 		xsc__sys2(SYS_arch_prctl, ARCH_SET_FS, (long)v);
 }
 
-int64_t xsc__now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 void xsc__spin_lock(uint32_t *l)
 {
 	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))

@@ -209,8 +209,6 @@ void xsc__ready(struct xsc_fiber *f);
 /* The running fiber switches out; `lock` (may be NULL) is released by
  * the scheduler once the switch is complete (parking protocol). */
 void xsc__park(uint32_t *lock);
-/* CLOCK_MONOTONIC in ns. */
-int64_t xsc__now(void);
 /* Posts a call from the running fiber into its vcpu's pages; when they
  * are full the fiber waits for a free entry (the vcpu keeps running
  * others).  Returns the entry id or -errno. */
