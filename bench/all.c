@@ -3,8 +3,8 @@
  * after the other, then DIR/REPORT.md with each table and plot beside the
  * paper figure it reproduces and the paper's own numbers.
  *
- * Experiments are linked weakly (as in tools/xsc.c): one that is not built
- * is skipped with a note in the report.  Each runs in a child process, so
+ * The experiments are the list in experiments.c, which `xsc bench` reads
+ * too; one that is not built is skipped with a note in the report.  Each runs in a child process, so
  * a crash or a leak in one cannot take the others down or colour their
  * numbers, with its stdout captured to DIR/<name>.txt (and echoed here);
  * stderr to DIR/<name>.err (both echoed here and quoted in the report);
@@ -15,10 +15,6 @@
  * writes results/trace.csv under the current directory: it gets its own
  * argument list, and the report says where its CSV went.
  *
- * The paper quotes below are copied from the seed papers (shared/seeds):
- * FlexSC (OSDI'10), System Call Clustering, Rubini's "Kernel System
- * Calls" (Linux Magazine), WSC/CEFOS.  Update them together with the
- * experiment they sit beside.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,114 +30,13 @@
 
 int xsc_bench_all(int argc, char **argv);
 
-#define WEAK_BENCH(name) int xsc_bench_##name(int argc, char **argv) __attribute__((weak))
-WEAK_BENCH(null);
-WEAK_BENCH(switch);
-WEAK_BENCH(pollution);
-WEAK_BENCH(readcost);
-WEAK_BENCH(modeswitch);
-WEAK_BENCH(wscmodel);
-WEAK_BENCH(copy);
-WEAK_BENCH(http);
-WEAK_BENCH(sensitivity);
-WEAK_BENCH(transparent);
-WEAK_BENCH(apache);
-WEAK_BENCH(oltp);
-#ifdef XSC_HAVE_TRACE	/* as in tools/xsc.c */
-int xsc_bench_trace(int argc, char **argv);
-#else
-WEAK_BENCH(trace);
-#endif
-
-struct exp {
-	const char *name;		/* as `xsc bench <name>` */
-	int (*fn)(int, char **);
-	const char *figure;		/* what it reproduces */
-	const char *paper;		/* the paper's numbers, quoted */
-};
-
-static const struct exp exps[] = {
-	{ "mode-switch", xsc_bench_modeswitch,
-	  "System Call Clustering, Table 1 (CPU cycles for entry and exit); FlexSC section 2.1",
-	  "Clustering (Pentium 2, 266 MHz, Linux 2.4.2; rdtscl overhead of 33 cycles "
-	  "subtracted): system call entry 140, exit 189 cycles; procedure call entry 3, "
-	  "exit 4 cycles.  \"more than 20 times the cost of regular procedure calls\".\n"
-	  "FlexSC (Core i7): \"79 cycles and 71 cycles\" to enter and leave; \"the total "
-	  "round-trip time for the gettsc system call is modest at 150 cycles\"." },
-	{ "null", xsc_bench_null,
-	  "FlexSC Figures 9 and 10 (getppid, batched); WSC Figure 3 (getpid vs threshold)",
-	  "FlexSC: \"Executing a single exception-less system call on a single core is "
-	  "43% slower than a synchronous call.  However, when batching 2 or more calls "
-	  "there is no overhead, and when batching 32 or more calls, the execution of each "
-	  "call is up to 130% faster than a synchronous call.\"  Remote core: \"can be "
-	  "more than 10 times slower than a synchronous system call\" for a single call.\n"
-	  "WSC: \"we observe the effect of WSC when the threshold becomes 2 for Pentium4 "
-	  "2.53GHz and Intel Core Duo 1.66GHz and 4 for Celeron 500 MHz\"." },
-	{ "wsc-model", xsc_bench_wscmodel,
-	  "WSC Table 2 and eq. (5) (section 3.1)",
-	  "WSC Table 2, clocks (Tsys = lmbench null call of Table 1):\n"
-	  "| processor | Tgen | Tsched | Tsync | Treq | Tsys | M |\n"
-	  "|---|---|---|---|---|---|---|\n"
-	  "| Celeron 500M | 63 | 31 | 21 | 31 | 315 | 3.4 |\n"
-	  "| Pentium4 2.53G | 110 | 43 | 27 | 31 | 1090 | 1.24 |\n"
-	  "| Intel Core Duo 1.62G | 61 | 30 | 19 | 29 | 464 | 1.42 |\n" },
-	{ "read-cost", xsc_bench_readcost,
-	  "Rubini, \"Kernel System Calls\", Table One (clock ticks for an empty read())",
-	  "500 MHz Pentium, read(fd, buf, 0), user space / kernel space ticks: "
-	  "/proc 570/519, net-pty 507/460, local-pty 474/424, /dev/hda 411/361, "
-	  "/proc/sys 402/351, nfs 353/303, ext2fs 329/278, socket 320/270, "
-	  "/dev/zero 324/273, /dev/null 313/262.  \"my CPU has an overhead of 50 "
-	  "ticks (0.1usec) in crossing the user/kernel threshold twice\"." },
-	{ "pollution", xsc_bench_pollution,
-	  "FlexSC Figures 1-3 (user-mode IPC around and between pwrite calls)",
-	  "\"Xalan has a baseline user-mode IPC of 1.46, but the IPC degrades by up to 65% "
-	  "when executing a pwrite every 1,000-2,000 instructions\"; \"SPEC-JBB ... still "
-	  "observes a 45% degradation\"; \"it takes up to 14,000 cycles of execution before "
-	  "the IPC of this application returns to its previous level\" (Figure 1); direct "
-	  "cost dominates below 2,000 instructions between calls, indirect (pollution) "
-	  "from 2,000 to 100,000; \"degradation between 20% and 60%\" at server-workload "
-	  "rates." },
-	{ "switch", xsc_bench_switch,
-	  "no paper figure: the user-level switch under FlexSC's M-on-N threads",
-	  "FlexSC switches user threads in user space (section 4); no number is given." },
-	{ "trace", xsc_bench_trace,
-	  "System Call Clustering, section 3 (strace-based profiling)",
-	  "The paper profiles with strace; it gives no tracing-overhead figure." },
-	{ "copy", xsc_bench_copy,
-	  "System Call Clustering, Table 3 and Figure 8 (copy with multi-calls)",
-	  "Table 3, block size 4096, cycles x10^6 (original / multi-call / looped): "
-	  "80K 0.3400 / 0.3264 (4%) / 0.3185 (6.3%); 925K 4.371 / 4.235 (3.1%) / 4.028 "
-	  "(7.8%); 2.28M 10.93 / 10.65 (2.6%) / 10.37 (5.2%)." },
-	{ "http", xsc_bench_http,
-	  "FlexSC Figures 11 and 13 (Apache throughput and latency)",
-	  "\"FlexSC achieves up to 116% throughput improvement\" (Apache, 2 and 4 cores)." },
-	{ "sensitivity", xsc_bench_sensitivity,
-	  "FlexSC Figure 16 (throughput vs syscall entries)",
-	  "\"Uni-core performance approaches its best with 200 to 250 syscall entries "
-	  "(3 to 4 syscall pages), while quad-core execution starts to plateau with 300 "
-	  "to 400 syscall entries\"." },
-	{ "transparent", xsc_bench_transparent,
-	  "FlexSC section 4 (unmodified binaries)",
-	  "FlexSC runs unmodified Apache, MySQL and BIND; no separate overhead figure." },
-	{ "apache", xsc_bench_apache,
-	  "FlexSC Figures 11 and 13 (unmodified Apache mpm_worker, uni-core)",
-	  "Apache 2.2, 1 core: \"With system call batching alone (1 core case), we "
-	  "observe a throughput improvement of up to 86%\"; \"except for a very low "
-	  "number of concurrent requests, FlexSC outperforms Linux/NPTL by a wide "
-	  "margin\"." },
-	{ "oltp", xsc_bench_oltp,
-	  "FlexSC Figures 14 and 15 (MySQL, sysbench OLTP)",
-	  "MySQL 5.5 with InnoDB, sysbench OLTP: \"MySQL by up to 40%\"." },
-};
-#define NEXP ((int)(sizeof(exps) / sizeof(exps[0])))
-
 struct outcome {
 	int rc;			/* exit status; -1 not built */
 	double secs;
 };
 
 /* Runs one experiment in a child with stdout in DIR/<name>.txt. */
-static int run_one(const struct bench_opts *o, const struct exp *e, int rounds)
+static int run_one(const struct bench_opts *o, const struct bench_exp *e, int rounds)
 {
 	char txt[512], r[16], *av[8];
 	int ac = 0;
@@ -273,8 +168,8 @@ static int write_report(const struct bench_opts *o, const struct outcome *res,
 		"hardware performance counters.  Every experiment interleaves its "
 		"configurations and keeps the best of N rounds; ratios inside one "
 		"run are what to compare with the papers, not absolute numbers.\n");
-	for (int i = 0; i < NEXP; i++) {
-		const struct exp *e = &exps[i];
+	for (int i = 0; i < bench_nexps; i++) {
+		const struct bench_exp *e = &bench_exps[i];
 		fprintf(out, "\n## %s\n\nReproduces: %s.\n\n", e->name, e->figure);
 		if (res[i].rc == -1) {
 			fprintf(out, "_Not built into this binary: skipped._\n\n"
@@ -326,7 +221,7 @@ static const char usage[] =
 int xsc_bench_all(int argc, char **argv)
 {
 	struct bench_opts o;
-	struct outcome res[NEXP];
+	struct outcome res[bench_nexps];
 	char cmd[256];
 	int rc, failed = 0, skipped = 0;
 	/* bench_parse fills in its default; pass only an explicit --rounds */
@@ -339,23 +234,23 @@ int xsc_bench_all(int argc, char **argv)
 			rounds = o.rounds;
 	mkdir(o.out, 0755);
 	int64_t t0 = bench_now_ns();
-	for (int k = 0; k < NEXP; k++) {
+	for (int k = 0; k < bench_nexps; k++) {
 		res[k].rc = -1;
 		res[k].secs = 0;
-		if (!exps[k].fn) {
-			printf("== %s: not built, skipped\n", exps[k].name);
+		if (!bench_exps[k].fn) {
+			printf("== %s: not built, skipped\n", bench_exps[k].name);
 			continue;
 		}
 		fprintf(stderr, "xsc bench all: [%d/%d] %s (%.0fs elapsed)\n", k + 1,
-			NEXP, exps[k].name, (bench_now_ns() - t0) / 1e9);
+			bench_nexps, bench_exps[k].name, (bench_now_ns() - t0) / 1e9);
 		int64_t s = bench_now_ns();
-		res[k].rc = run_one(&o, &exps[k], rounds);
+		res[k].rc = run_one(&o, &bench_exps[k], rounds);
 		res[k].secs = (bench_now_ns() - s) / 1e9;
 		char p[256], txt[512];
-		snprintf(p, sizeof(p), "%s.txt", exps[k].name);
-		printf("== %s (exit %d, %.1f s)\n", exps[k].name, res[k].rc, res[k].secs);
+		snprintf(p, sizeof(p), "%s.txt", bench_exps[k].name);
+		printf("== %s (exit %d, %.1f s)\n", bench_exps[k].name, res[k].rc, res[k].secs);
 		copy_file(stdout, bench_path(&o, p, txt, sizeof(txt)), false);
-		snprintf(p, sizeof(p), "%s.err", exps[k].name);
+		snprintf(p, sizeof(p), "%s.err", bench_exps[k].name);
 		copy_file(stderr, bench_path(&o, p, txt, sizeof(txt)), false);
 		/* 2 = could not run here (usage, missing tool or binary): the
 		 * experiment said why; anything else non-zero is a failure */

@@ -164,3 +164,22 @@ int bench_plot(const struct bench_opts *o, const char *name, const char *script)
 		"set key autotitle columnhead\nset grid\n%s\n", o->out, name, script);
 	return pclose(p) == 0 ? 0 : -1;
 }
+
+double bench_wsc_m(double tsys, double per_req)
+{
+	return tsys - per_req > 0 ? tsys / (tsys - per_req) : 0;
+}
+
+struct bench_refined bench_refined_model(double c1, double c256, double tsys,
+					 double per_req)
+{
+	struct bench_refined r;
+	double den;
+
+	r.tenter = (c1 - c256) * 256.0 / 255.0;
+	r.top = c1 - r.tenter;
+	den = tsys - (r.top + per_req);
+	r.pays = den > 0;
+	r.m = r.pays ? r.tenter / den : 0;
+	return r;
+}

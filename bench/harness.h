@@ -10,6 +10,34 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+/* One experiment (experiments.c): `xsc bench NAME`, in `xsc bench all`. */
+struct bench_exp {
+	const char *name;		/* as `xsc bench <name>` */
+	int (*fn)(int, char **);	/* NULL: not built into this binary */
+	const char *what;		/* one line for `xsc bench --help` */
+	const char *figure;		/* what it reproduces */
+	const char *paper;		/* the paper's numbers, quoted */
+};
+extern const struct bench_exp bench_exps[];
+extern const int bench_nexps;
+
+/* The WSC cost model, eq. (5): batching pays from M > Tsys / (Tsys -
+ * per_req) calls on; 0 when it never does (per_req >= Tsys). */
+double bench_wsc_m(double tsys, double per_req);
+
+/* The refined model `null` and `wsc-model` print beside it: on io_uring
+ * one io_uring_enter costs Tenter, more than a null call, and every op has
+ * a kernel cost Top; both are fitted on raw liburing's NOP cost per call at
+ * batch 1 (c1) and 256 (c256): cost(b) = Top + Tenter / b.  Batching pays
+ * from M > Tenter / (Tsys - Top - per_req) on, when that is positive
+ * (pays). */
+struct bench_refined {
+	double tenter, top, m;
+	bool pays;
+};
+struct bench_refined bench_refined_model(double c1, double c256, double tsys,
+					 double per_req);
+
 struct bench_opts {
 	bool quick;		/* seconds, not minutes */
 	const char *out;	/* results directory (default "results") */

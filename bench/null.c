@@ -279,25 +279,24 @@ int xsc_bench_null(int argc, char **argv)
 	if (cs[URING].ok) {
 		double treq, tsync, tsys = cs[SYNC].best[0];
 		model_parts(&cs[URING], &treq, &tsync);
-		double den = tsys - (treq + tsync);
+		double m = bench_wsc_m(tsys, treq + tsync);
 		printf("\nWSC cost model (ns): Tsys=%.1f Treq=%.1f Tsync=%.1f Tgen=0 "
 		       "Tsched=0 (no thread per call on this path)\n", tsys, treq, tsync);
-		if (den > 0)
+		if (m > 0)
 			printf("  predicted break-even M > %.2f, measured break-even "
-			       "batch = %d\n", tsys / den, breakeven);
+			       "batch = %d\n", m, breakeven);
 		else
 			printf("  predicted: never (per-request cost >= Tsys); measured "
 			       "break-even batch = %d\n", breakeven);
-		/* The paper's model charges one Tsys per batch.  An io_uring_enter
-		 * costs more than a null call, and each op has an in-kernel cost:
-		 * fit raw liburing's cost(b) = Top + Tenter/b on b=1 and b=256. */
-		double c1 = cs[RAW].best[0], cn = cs[RAW].best[NB - 1];
-		double tenter = (c1 - cn) * 256.0 / 255.0, top = c1 - tenter;
-		double den2 = tsys - (top + treq + tsync);
+		/* The paper's model charges one Tsys per batch; the refined
+		 * one (harness.h) an enter per batch and a cost per op. */
+		struct bench_refined rm = bench_refined_model(cs[RAW].best[0],
+				cs[RAW].best[NB - 1], tsys, treq + tsync);
 		printf("Refined model: Tenter=%.1f (one io_uring_enter) Top=%.1f (kernel "
-		       "work per op): M > Tenter / (Tsys - Top - Treq - Tsync) = ", tenter, top);
-		if (den2 > 0)
-			printf("%.2f\n", tenter / den2);
+		       "work per op): M > Tenter / (Tsys - Top - Treq - Tsync) = ",
+		       rm.tenter, rm.top);
+		if (rm.pays)
+			printf("%.2f\n", rm.m);
 		else
 			printf("never\n");
 		int b32 = 5;

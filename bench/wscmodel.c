@@ -29,9 +29,8 @@
  *
  * The paper's model charges one Tsys per batch.  On io_uring one
  * io_uring_enter costs more than a null call and every op has its own
- * kernel cost, so the refined model of bench/null.c is printed beside it:
- * fit raw liburing NOP cost(b) = Top + Tenter / b on b = 1 and b = 256;
- * M > Tenter / (Tsys - Top - Treq - Tsync).  Keep the two in step.
+ * kernel cost, so the refined model (harness.h, bench_refined_model) is
+ * printed beside it, as `xsc bench null` does.
  */
 #include <errno.h>
 #include <liburing.h>
@@ -325,11 +324,6 @@ static void round_once(struct xsc *x, struct io_uring *ring, bool quick,
 }
 
 /* eq. (5); 0 when the denominator is not positive (never pays off). */
-static double predict(double tsys, double sum)
-{
-	return tsys - sum > 0 ? tsys / (tsys - sum) : 0;
-}
-
 static void row(FILE *f, const char *q, const char *v, double ns, double ticks,
 		const char *paper)
 {
@@ -414,12 +408,12 @@ int xsc_bench_wscmodel(int argc, char **argv)
 	}
 	/* eq. (5), three ways; the measured one is the batch path's. */
 	double sys = q[SYS];
-	double m_pt = predict(sys, q[GEN_PT] + q[SCHED_PT] + q[SYNC_MUTEX] + q[REQ]);
-	double m_fib = predict(sys, q[GEN_FIB] + q[SCHED_FIB] + q[SYNC_CHECK] + q[REQ]);
-	double m_b = predict(sys, q[SYNC_REAP] + q[REQ]);
-	double tenter = (rb[0] - rb[NB - 1]) * 256.0 / 255.0, top = rb[0] - tenter;
-	double den = sys - (top + q[REQ] + q[SYNC_REAP]);
-	double m_ref = den > 0 ? tenter / den : 0;
+	double m_pt = bench_wsc_m(sys, q[GEN_PT] + q[SCHED_PT] + q[SYNC_MUTEX] + q[REQ]);
+	double m_fib = bench_wsc_m(sys, q[GEN_FIB] + q[SCHED_FIB] + q[SYNC_CHECK] + q[REQ]);
+	double m_b = bench_wsc_m(sys, q[SYNC_REAP] + q[REQ]);
+	struct bench_refined rm = bench_refined_model(rb[0], rb[NB - 1], sys,
+						      q[REQ] + q[SYNC_REAP]);
+	double m_ref = rm.m, tenter = rm.tenter, top = rm.top;
 	int measured = 0;
 	for (int b = 0; b < NB && !measured; b++)
 		if (ub[b] < sb[b])

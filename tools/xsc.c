@@ -17,29 +17,13 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "xsc.h"
 
-int xsc_bench_null(int argc, char **argv);
-/* Experiments in the bench directory, linked into this binary; a missing one says
- * "not built".  Each takes (argc, argv) with argv[0] = its name. */
-#define WEAK_BENCH(name) int xsc_bench_##name(int argc, char **argv) __attribute__((weak))
-WEAK_BENCH(switch);
-WEAK_BENCH(pollution);
-WEAK_BENCH(readcost);
-WEAK_BENCH(modeswitch);
-WEAK_BENCH(wscmodel);
-WEAK_BENCH(copy);
-WEAK_BENCH(http);
-WEAK_BENCH(sensitivity);
-WEAK_BENCH(transparent);
-WEAK_BENCH(apache);
-WEAK_BENCH(oltp);
-WEAK_BENCH(all);
+int xsc_bench_all(int argc, char **argv);
 #ifdef XSC_HAVE_TRACE	/* a weak reference would not pull it from the archive */
-int xsc_bench_trace(int argc, char **argv);
 int xsc_trace_main(int argc, char **argv);
 #else
-int xsc_bench_trace(int argc, char **argv) __attribute__((weak));
 int xsc_trace_main(int argc, char **argv) __attribute__((weak));
 #endif
 
@@ -145,54 +129,36 @@ static int cmd_info(int argc, char **argv)
 	return 0;
 }
 
-struct bench {
-	const char *name;
-	int (*fn)(int, char **);
-	const char *what;
-};
-
+/* The experiments are bench/experiments.c's list, plus "all". */
 static int cmd_bench(int argc, char **argv)
 {
-	const struct bench b[] = {
-		{ "null", xsc_bench_null, "null-call cost vs batch size, cost model (FlexSC Fig. 9/10, WSC Fig. 3)" },
-		{ "switch", xsc_bench_switch, "fiber context-switch cost vs ucontext" },
-		{ "trace", xsc_bench_trace, "tracing overhead: untraced vs xsc trace vs strace" },
-		{ "pollution", xsc_bench_pollution, "slowdown of user work interleaved with syscalls (FlexSC Fig. 1-3)" },
-		{ "read-cost", xsc_bench_readcost, "empty read() per file type, sync vs in-kernel (kernel-space syscalls, Table One)" },
-		{ "mode-switch", xsc_bench_modeswitch, "null syscall entry+exit vs procedure call (clustering Table 1)" },
-		{ "wsc-model", xsc_bench_wscmodel, "WSC cost model: Tgen, Tsched, Tsync, Treq, Tsys, predicted vs measured M" },
-		{ "copy", xsc_bench_copy, "copy experiments: multi-calls, looped multi-calls, cp variants" },
-		{ "http", xsc_bench_http, "httpd on NPTL vs xsc threads vs nginx under wrk (FlexSC Fig. 11/13)" },
-		{ "sensitivity", xsc_bench_sensitivity, "httpd-xsc throughput vs syscall entries (FlexSC Fig. 16)" },
-		{ "transparent", xsc_bench_transparent, "unmodified httpd-nptl natively vs under xsc run" },
-		{ "apache", xsc_bench_apache, "Debian's apache2 (forking, as Debian runs it) natively vs under xsc run" },
-		{ "oltp", xsc_bench_oltp, "MariaDB with sysbench OLTP natively vs under xsc run" },
-		{ "all", xsc_bench_all, "every experiment, results/REPORT.md" },
-	};
-	const int nb = (int)(sizeof(b) / sizeof(b[0]));
+	const struct bench_exp *e = NULL;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		printf("usage: xsc bench <name> [--quick] [--rounds N] [--out DIR]\n");
-		for (int i = 0; i < nb; i++)
-			printf("  %-12s %s%s\n", b[i].name, b[i].what,
-			       b[i].fn ? "" : " (not built)");
+		for (int i = 0; i < bench_nexps; i++)
+			printf("  %-12s %s%s\n", bench_exps[i].name, bench_exps[i].what,
+			       bench_exps[i].fn ? "" : " (not built)");
+		printf("  %-12s %s\n", "all", "every experiment, results/REPORT.md");
 		return argc < 2 ? 2 : 0;
 	}
-	for (int i = 0; i < nb; i++) {
-		if (strcmp(argv[1], b[i].name))
-			continue;
-		if (!b[i].fn) {
-			fprintf(stderr, "xsc bench: %s is not built into this binary\n",
-				b[i].name);
-			return 2;
-		}
-		return b[i].fn(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "all"))
+		return xsc_bench_all(argc - 1, argv + 1);
+	for (int i = 0; i < bench_nexps; i++)
+		if (!strcmp(argv[1], bench_exps[i].name))
+			e = &bench_exps[i];
+	if (!e) {
+		fprintf(stderr, "xsc bench: unknown experiment '%s'; valid ones:", argv[1]);
+		for (int i = 0; i < bench_nexps; i++)
+			fprintf(stderr, " %s", bench_exps[i].name);
+		fprintf(stderr, " all\n");
+		return 2;
 	}
-	fprintf(stderr, "xsc bench: unknown experiment '%s'; valid ones:", argv[1]);
-	for (int i = 0; i < nb; i++)
-		fprintf(stderr, " %s", b[i].name);
-	fprintf(stderr, "\n");
-	return 2;
+	if (!e->fn) {
+		fprintf(stderr, "xsc bench: %s is not built into this binary\n", e->name);
+		return 2;
+	}
+	return e->fn(argc - 1, argv + 1);
 }
 
 int main(int argc, char **argv)
