@@ -128,6 +128,10 @@ int srv_setup(const char *flavor)
 		cpu_set_t s;
 		CPU_ZERO(&s);
 		CPU_SET(opt.cpu, &s);
+		/* the xsc runtime pins its kernel thread to --cpu itself and
+		 * its SQPOLL poller to --syscall-cpu: the process needs both */
+		if (opt.syscall_cpu >= 0)
+			CPU_SET(opt.syscall_cpu, &s);
 		if (sched_setaffinity(0, sizeof(s), &s))
 			fprintf(stderr, "httpd: --cpu %d: %s\n", opt.cpu, strerror(errno));
 	}
