@@ -12,8 +12,9 @@
  * io_uring_enter then submits the whole batch.
  *
  * Completions are collected only by the owner (xsc_poll/xsc_wait reap the
- * CQ and the worker completion stack), so all bookkeeping here is
- * single-threaded.
+ * CQ and the worker completion stack), so all bookkeeping is
+ * single-threaded; its functions, which the executors call too, are in
+ * complete.c, below this file.
  */
 #include "internal.h"
 
@@ -81,23 +82,6 @@ void xsc__handle_shared(struct xsc *x)
 static bool valid(struct xsc *x, int id)
 {
 	return id >= 0 && (unsigned)id < x->n;
-}
-
-/* A line on stderr through write(2), not stdio: stderr's lock may be held
- * by a parked fiber in transparent mode. */
-void xsc__say(const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof(buf) - 1)
-		n = sizeof(buf) - 1;
-	if (n > 0)
-		xsc__sys3(SYS_write, 2, buf, n);
 }
 
 /* ---- open and close ------------------------------------------------- */
@@ -260,65 +244,6 @@ XSC_EXPORT int xsc_close(struct xsc *x)
 	xsc__fdwait_stop(x);	/* waits still parked are abandoned */
 	free_handle(x);
 	return 0;
-}
-
-/* ---- completion bookkeeping ------------------------------------------ */
-
-/* Free entries are a stack of ids and posted ones a ring of ids, both
- * small hot arrays: the post of the next call never waits on a load from
- * a cold entry (a list threaded through the slots did, every call). */
-static inline void free_entry(struct xsc *x, int id)
-{
-	st_set(&x->ent[id], XSC_FREE);
-	x->free_ids[x->nfree++] = id;
-}
-
-void xsc__note_done_cb(struct xsc *x, int id)
-{
-	if (x->slot[id].tag == XSC_TAG_OWN) {
-		x->ndone++;	/* the library's own call: its caller takes it */
-		return;
-	}
-	x->cfg.done_cb(x->cfg.done_arg, id, x->ent[id].ret, x->slot[id].tag);
-	free_entry(x, id);
-}
-
-void xsc__note_done(struct xsc *x, int id)
-{
-	xsc__note_done_inl(x, id);
-}
-
-void xsc__complete(struct xsc *x, int id, long ret)
-{
-	xsc__complete_inl(x, id, ret);
-}
-
-/* Replaced by multicall.c's definitions when multi-calls are linked in. */
-__attribute__((weak)) long xsc__mc_run(const struct xsc_entry *e)
-{
-	(void)e;
-	return -ENOSYS;
-}
-
-__attribute__((weak)) void xsc__mc_close(struct xsc *x)
-{
-	(void)x;
-}
-
-long xsc__call_here(long nr, const int64_t a[6])
-{
-	if (xsc__sysdef(nr)->refuse)
-		return -EINVAL;
-	return xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-}
-
-long xsc__exec_sync(const struct xsc_entry *e)
-{
-	if (e->sysno == XSC_NR_NOP)
-		return 0;
-	if (e->sysno == XSC_NR_MC)
-		return xsc__mc_run(e);
-	return xsc__call_here(e->sysno, e->args);
 }
 
 /* ---- posting ---------------------------------------------------------- */
@@ -639,42 +564,6 @@ static int reap(struct xsc *x)
 	return n;
 }
 
-/* ---- the wake word (see struct xsc) ---------------------------------- */
-
-void xsc__kick(struct xsc *x)
-{
-	atomic_fetch_add(&x->cseq, 1);
-	if (atomic_load(&x->owner_waiting))	/* pairs with the store below */
-		xsc__sys6(SYS_futex, (long)&x->cseq, FUTEX_WAKE | FUTEX_PRIVATE_FLAG,
-			  INT_MAX, 0, 0, 0);
-}
-
-uint32_t xsc__kick_seen(struct xsc *x)
-{
-	return atomic_load(&x->cseq);
-}
-
-long xsc__futex_wait_kick(struct xsc *x, uint32_t seen, int64_t timeout_ns)
-{
-	struct timespec ts, *tp = NULL;
-	long ret = 0;
-
-	if (timeout_ns >= 0) {
-		ts.tv_sec = timeout_ns / 1000000000;
-		ts.tv_nsec = timeout_ns % 1000000000;
-		tp = &ts;
-	}
-	atomic_store(&x->owner_waiting, 1);
-	if (atomic_load(&x->cseq) == seen) {
-		x->st.crossings++;
-		ret = xsc__sys6(SYS_futex, (long)&x->cseq,
-				FUTEX_WAIT | FUTEX_PRIVATE_FLAG, seen, (long)tp, 0, 0);
-	}
-	if (!x->futex_armed)
-		atomic_store(&x->owner_waiting, 0);
-	return ret == -EAGAIN ? 0 : ret;
-}
-
 /* Sleeps until some executor completes something, a kick after `seen`
  * (with kick), or timeout_ns (< 0: none).  0 or -EINTR. */
 static int block_on(struct xsc *x, uint32_t seen, int64_t timeout_ns, bool kick)
@@ -800,7 +689,7 @@ XSC_EXPORT int xsc_release(struct xsc *x, int id)
 	    x->slot[id].noted) {
 		/* the common case: done and accounted */
 		x->ndone--;
-		free_entry(x, id);
+		xsc__free_entry(x, id);
 		return 0;
 	}
 	return release_slow(x, id);	/* a tail call: no frame here */
@@ -812,13 +701,13 @@ static __attribute__((noinline)) int release_slow(struct xsc *x, int id)
 		return -EINVAL;
 	if (done(x, id)) {
 		x->ndone--;
-		free_entry(x, id);
+		xsc__free_entry(x, id);
 		return 0;
 	}
 	switch (st_get(&x->ent[id])) {
 	case XSC_SUBMITTED:
 		unlink_pending(x, id);
-		free_entry(x, id);
+		xsc__free_entry(x, id);
 		return 0;
 	case XSC_BUSY:
 	case XSC_DONE:

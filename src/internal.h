@@ -260,6 +260,15 @@ void xsc__note_done(struct xsc *x, int id);
 /* The done_cb part of it: the callback, then the entry is free. */
 void xsc__note_done_cb(struct xsc *x, int id);
 
+/* Free entries are a stack of ids and posted ones a ring of ids, both
+ * small hot arrays: the post of the next call never waits on a load from
+ * a cold entry (a list threaded through the slots did, every call). */
+static inline void xsc__free_entry(struct xsc *x, int id)
+{
+	st_set(&x->ent[id], XSC_FREE);
+	x->free_ids[x->nfree++] = id;
+}
+
 /* Inline forms for the reapers' hot loops. */
 static inline void xsc__note_done_inl(struct xsc *x, int id)
 {
