@@ -160,6 +160,14 @@ int main(void)
 		skip("io_uring unavailable on this machine");
 	CHECK_EQ(route_of("sqpoll", SYS_read), XSC_BACKEND_SQPOLL);
 	CHECK_EQ(route_of("bogus", SYS_read), XSC_BACKEND_URING);
+	/* the table's .cheap: AUTO keeps the stat family inline, a forced
+	 * backend uses its io_uring form */
+	static const long cheap[] = { SYS_stat, SYS_lstat, SYS_fstat, SYS_newfstatat };
+	for (int i = 0; i < 4; i++) {
+		CHECK_EQ(route_of(NULL, cheap[i]), XSC_BACKEND_INLINE);
+		CHECK_EQ(route_of("uring", cheap[i]), XSC_BACKEND_URING);
+	}
+	CHECK_EQ(route_of(NULL, SYS_statx), XSC_BACKEND_URING);
 
 	fflush(stdout);
 	pid = fork();
