@@ -69,7 +69,7 @@ enum xsc_shim {
 	XSC_SHIM_DIRECT,	/* the raw call on the vcpu: glibc makes it while
 				   holding a lock of its own, or it never waits */
 	XSC_SHIM_EMULATE,	/* the shim answers it: threads are fibers (tids,
-				   signals, clone, futexes); tp.c's emulators[] */
+				   signals, clone, futexes); preload.c's emulators[] */
 };
 
 /* .chain.kind: how a multi-call links the call (multicall_uring.c) and

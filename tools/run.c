@@ -2,7 +2,7 @@
  * run.c - `xsc run [options] -- program args...`
  *
  * Starts an unmodified dynamically linked program with libxsc-preload.so
- * (transparent mode, src/tp/tp.c).  The program replaces this process, so
+ * (transparent mode, src/preload/preload.c).  The program replaces this process, so
  * its exit status and fatal signals are what the caller sees.  A program
  * the shim cannot handle (statically linked, not x86-64) runs natively with
  * a one-line warning, never half-intercepted.

@@ -533,10 +533,10 @@ static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 		f->home = v;	/* it stays here from now on */
 	if (f->fs) {
 		/* a program's thread: its own TLS, and its own signal mask */
-		if (f->sigmask != v->tp_sigmask) {
+		if (f->sigmask != v->tp.sigmask) {
 			xsc__sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&f->sigmask,
 				  0, 8, 0, 0);
-			v->tp_sigmask = f->sigmask;
+			v->tp.sigmask = f->sigmask;
 		}
 		wrfsbase(f->fs);
 		xsc__self = v;	/* the fiber's own copy (sched.h) */
@@ -548,7 +548,7 @@ static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 	v->switches++;
 	xsc__ctx_switch(&v->sched, &f->ctx);
 	if (f->fs)
-		wrfsbase(v->tp_fs);
+		wrfsbase(v->tp.fs);
 	after_switch(v, f);
 }
 
@@ -562,9 +562,9 @@ static void idle(struct xsc_vcpu *v)
 		 * vcpu sleeps, and a signal every thread blocks (one a
 		 * sigwait thread waits for) must not be taken here */
 		uint64_t m = atomic_load(&xsc__tp_idlemask);
-		if (v->tp_sigmask != m) {
+		if (v->tp.sigmask != m) {
 			xsc__sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, 0, 8, 0, 0);
-			v->tp_sigmask = m;
+			v->tp.sigmask = m;
 		}
 	}
 	atomic_store(&v->idle, 1);
@@ -597,9 +597,9 @@ static void loop(struct xsc_vcpu *v)
 			xsc__rt_sandbox_catch_up(v);
 		if (xsc__rt_creds_behind(v))
 			xsc__rt_creds_catch_up(v);
-		if (__builtin_expect(atomic_load_explicit(&v->tp_intr, memory_order_relaxed), 0) &&
-		    atomic_exchange(&v->tp_intr, 0) && xsc__tp_scan)
-			xsc__tp_scan(v);	/* signals interrupt calls (tp.c) */
+		if (__builtin_expect(atomic_load_explicit(&v->tp.intr, memory_order_relaxed), 0) &&
+		    atomic_exchange(&v->tp.intr, 0) && xsc__tp_scan)
+			xsc__tp_scan(v);	/* signals interrupt calls (preload.c) */
 		struct xsc_fiber *f = rq_pop(v);
 
 		if (!f) {
@@ -678,7 +678,7 @@ static void on_done(void *arg, int id, long ret, uint64_t tag)
 	if (!f)
 		return;
 	f->sysret = ret;
-	f->tp_call = 0;		/* no longer an entry to cancel (tp.c) */
+	f->tp.call = 0;		/* no longer an entry to cancel (preload.c) */
 	if (f == ((struct xsc_vcpu *)arg)->cur) {
 		f->early = true;	/* reaped by the fiber itself (syscalls.c) */
 		return;

@@ -137,13 +137,13 @@ long xsc__rt_sandbox_call(struct xsc_vcpu *v, long nr, const long *a)
 		return r;
 	}
 	default:
-		if (v->cur && v->cur->tp_setxid && xsc__creds_process_wide(nr)) {
+		if (v->cur && v->cur->tp.setxid && xsc__creds_process_wide(nr)) {
 			/* glibc's set*id, which it has asked every thread to
-			 * make (tp.c): every kernel thread of the runtime
+			 * make (preload.c): every kernel thread of the runtime
 			 * makes it too, before it runs another call */
 			unsigned gen;
 
-			v->cur->tp_setxid = false;
+			v->cur->tp.setxid = false;
 			if (xsc__rt_creds_behind(v))
 				xsc__rt_creds_catch_up(v);
 			r = xsc__call_here(nr, (const int64_t *)a);

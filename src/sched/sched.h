@@ -29,6 +29,7 @@
 
 #include "fiber/ctx.h"
 #include "internal.h"
+#include "preload/state.h"
 #include "xsc.h"
 
 #define XSC_MAX_KEYS 64
@@ -62,44 +63,23 @@ struct xsc_fiber {
 	struct xsc_fiber *joiner;
 	void *timed_q;			/* its timed wait's record (sync.c) */
 	void *keys[XSC_MAX_KEYS];
-	/* transparent mode (src/tp): a thread of an unmodified program */
+	/* transparent mode (src/preload): a thread of an unmodified program */
 	uint64_t fs;			/* its thread pointer (0: not such a fiber) */
 	uint64_t sigmask;		/* its signal mask */
 	int vtid;			/* its thread id as the program sees it */
 	uint32_t *ctid;			/* CLONE_CHILD_CLEARTID word */
 	void *robust;			/* set_robust_list head (kept, not walked) */
 	size_t robust_len;
-	void *tp_regs;			/* registers a cloned thread starts with */
-	struct xsc_fiber *tp_link;	/* thread id table chain */
-	uint64_t tp_pending;		/* signals sent to it by other threads */
-	uint64_t tp_wait_set;		/* signals a sigwait/sigsuspend waits for */
-	int tp_wait_fd;			/* that wait's eventfd + 1 (0: none) */
-	uint32_t tp_nsig;		/* handlers run on it (sigsuspend) */
-	int tp_call;			/* entry id + 1 of the call it waits in */
-	long tp_call_nr;		/* that call's number */
-	_Atomic int tp_intr;		/* a signal asked to interrupt it: 1, 2 canceled */
-	bool tp_setxid;			/* its next set*id is glibc's, process-wide */
-	long tp_setxid_ret;		/* what the handlers' set*id got (tp.c) */
+	struct xsc_tp_fiber tp;		/* the rest: preload/state.h */
 	/* futex waits (futex.c) */
 	const uint32_t *fx_addr;
 	uint32_t fx_bits;
 };
 
 struct xsc_vcpu {
-	/* transparent mode; tp_ret must stay first (read as %gs:0 by the
-	 * native re-execution stub in src/tp/tp_x86_64.S) */
-	uint64_t tp_ret;		/* where the stub returns to */
-	volatile unsigned char tp_sel;	/* syscall user dispatch selector */
-	struct xsc_vcpu *tp_self;	/* itself, read as %gs:16 (tp.c) */
-	int tp_in_handler;		/* inside a program's signal handler */
-	bool tp_vfork;			/* the stub re-executes a vfork */
-	bool tp_repin;			/* unpinned for a process clone */
-	bool tp_setxid;			/* running glibc's setxid handler (tp.c) */
-	_Atomic int tp_intr;		/* some fiber here is to be interrupted */
-	uint64_t tp_fs;			/* this kernel thread's own thread pointer */
-	uint64_t tp_sigmask;		/* the kernel thread's current mask */
-	int tp_ktid;			/* this kernel thread's real id */
-	uint64_t tp_ntrap, tp_nfast;	/* calls seen through SIGSYS / by symbol */
+	/* transparent mode: first, read at fixed offsets through %gs
+	 * (preload/state.h) */
+	struct xsc_tp_vcpu tp;
 	int id, cpu;
 	pthread_t th;
 	struct xsc *x;			/* this vcpu's syscall pages */
@@ -136,13 +116,13 @@ struct xsc_rt {
 extern struct xsc_rt xsc__rt;
 extern __thread struct xsc_vcpu *xsc__self;	/* NULL outside a vcpu */
 
-/* Transparent mode (src/tp): fibers run with the program's own thread
+/* Transparent mode (src/preload): fibers run with the program's own thread
  * pointers, so libc's TLS (and ours) follows the fiber, not the kernel
  * thread.  The vcpu is then found through the GS base, which every vcpu
  * thread sets to its struct xsc_vcpu and nothing else in user space uses
  * on x86-64 Linux. */
 extern bool xsc__tp;
-/* transparent mode: the kernel mask of a vcpu with no fiber to run (tp.c:
+/* transparent mode: the kernel mask of a vcpu with no fiber to run (preload.c:
  * every signal no thread of the program accepts) */
 extern _Atomic uint64_t xsc__tp_idlemask;
 /* wrfsbase may be used (HWCAP2_FSGSBASE); else arch_prctl (runtime.c) */

@@ -237,12 +237,12 @@ again:
 		}
 	}
 	if (f->fs) {	/* a program's thread: a signal may cancel the call */
-		f->tp_call_nr = nr;
-		f->tp_call = id + 1;
+		f->tp.call_nr = nr;
+		f->tp.call = id + 1;
 	}
 	xsc__park(NULL);	/* the completion readies us */
-	f->tp_call = 0;
-	if (__builtin_expect(atomic_load(&f->tp_intr) != 0, 0) && xsc__tp_interrupted) {
+	f->tp.call = 0;
+	if (__builtin_expect(atomic_load(&f->tp.intr) != 0, 0) && xsc__tp_interrupted) {
 		long r = xsc__tp_interrupted(f, nr, f->sysret);
 		if (r != XSC_TP_RESTART)
 			return r;

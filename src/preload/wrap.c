@@ -1,7 +1,7 @@
 /*
  * wrap.c - the hot libc wrappers, interposed by symbol.
  *
- * Syscall user dispatch alone would be complete (tp.c), but each call
+ * Syscall user dispatch alone would be complete (preload.c), but each call
  * would pay a SIGSYS round trip (~2.3 us here).  A program's direct calls
  * to these functions go through its PLT to the preload library instead and
  * cost a function call.  Each is the libc function's contract: the result,
@@ -13,7 +13,7 @@
  * Cancellation: these are not pthread cancellation points (see
  * docs/transparent.md).
  */
-#include "tp.h"
+#include "preload.h"
 
 #include <errno.h>
 #include <fcntl.h>

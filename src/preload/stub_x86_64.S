@@ -1,5 +1,5 @@
 /*
- * tp_x86_64.S - register-level pieces of transparent mode (see tp.c).
+ * stub_x86_64.S - register-level pieces of transparent mode (see preload.c).
  *
  * xsc__tp_resume(const greg_t *g): loads every general register, rflags
  * and rsp from a ucontext gregs array (glibc's REG_* order) and jumps to
@@ -18,7 +18,7 @@
  * selector at ALLOW, so while a vfork child borrows the vcpu's memory its
  * calls (even through interposed functions) run directly; the parent,
  * resumed when the child execs or exits, sets it back to BLOCK (offset 8
- * of struct xsc_vcpu, checked in tp.c).
+ * of struct xsc_vcpu, checked in preload.c).
  *
  * xsc__tp_restorer: rt_sigreturn for handlers we install; it has to live
  * in the library's text for the same reason.

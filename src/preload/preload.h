@@ -1,5 +1,5 @@
 /*
- * tp.h - transparent mode internals shared by tp.c and wrap.c.
+ * preload.h - transparent mode internals shared by preload.c and wrap.c.
  */
 #ifndef XSC_TP_H
 #define XSC_TP_H
@@ -20,22 +20,22 @@ void xsc__tp_deliver(struct xsc_fiber *f);
 /* Entry from a libc function the library interposes (wrap.c): program
  * code on a fiber runs with the selector at BLOCK; anything else (our own
  * code, signal handlers, threads that are not vcpus, a forked child) runs
- * the call directly (a handler's trapped calls: tp.c in_handler). */
+ * the call directly (a handler's trapped calls: preload.c in_handler). */
 static inline long xsc__tp_fast(long nr, long a0, long a1, long a2, long a3,
 				long a4, long a5)
 {
 	struct xsc_vcpu *v;
 
 	if (xsc__tp && (v = xsc__vcpu()) != NULL && v->cur &&
-	    v->tp_sel == TP_SEL_BLOCK && !v->tp_in_handler) {
+	    v->tp.sel == TP_SEL_BLOCK && !v->tp.in_handler) {
 		long a[6] = { a0, a1, a2, a3, a4, a5 }, r;
-		v->tp_sel = TP_SEL_ALLOW;
-		v->tp_nfast++;
+		v->tp.sel = TP_SEL_ALLOW;
+		v->tp.nfast++;
 		r = xsc__tp_call(nr, a);
 		v = xsc__vcpu();
-		if (__builtin_expect((v->cur->tp_pending & ~v->cur->sigmask) != 0, 0))
+		if (__builtin_expect((v->cur->tp.pending & ~v->cur->sigmask) != 0, 0))
 			xsc__tp_deliver(v->cur);
-		v->tp_sel = TP_SEL_BLOCK;
+		v->tp.sel = TP_SEL_BLOCK;
 		return r;
 	}
 	return xsc__sys6(nr, a0, a1, a2, a3, a4, a5);

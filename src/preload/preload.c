@@ -1,5 +1,5 @@
 /*
- * tp.c - transparent mode: unmodified pthread programs on xsc threads.
+ * preload.c - transparent mode: unmodified pthread programs on xsc threads.
  *
  * libxsc-preload.so (LD_PRELOAD, or `xsc run -- prog`) takes over at
  * __libc_start_main: it starts one vcpu per core, turns the main thread's
@@ -41,7 +41,7 @@
  * never blocked; each fiber has its own signal mask.  See
  * docs/transparent.md for the full list and the limits.
  */
-#include "tp.h"
+#include "preload.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -107,9 +107,9 @@ struct clone_args_k {
 
 #define NTID 1024
 
-_Static_assert(offsetof(struct xsc_vcpu, tp_ret) == 0, "stub reads %gs:0");
-_Static_assert(offsetof(struct xsc_vcpu, tp_sel) == 8, "stub writes %gs:8");
-_Static_assert(offsetof(struct xsc_vcpu, tp_self) == 16, "gs_vcpu reads %gs:16");
+_Static_assert(offsetof(struct xsc_vcpu, tp.ret) == 0, "stub reads %gs:0");
+_Static_assert(offsetof(struct xsc_vcpu, tp.sel) == 8, "stub writes %gs:8");
+_Static_assert(offsetof(struct xsc_vcpu, tp.self) == 16, "gs_vcpu reads %gs:16");
 
 /* The vcpu, through the GS base every vcpu thread sets: right also while
  * FS holds another thread's TLS (setxid(), below).  Only on a vcpu. */
@@ -187,7 +187,7 @@ static void tid_add(struct xsc_fiber *f)
 	struct xsc_fiber **h = &tp.tids[(unsigned)f->vtid % NTID];
 
 	xsc__spin_lock(&tp.lock);
-	f->tp_link = *h;
+	f->tp.link = *h;
 	*h = f;
 	xsc__spin_unlock(&tp.lock);
 }
@@ -196,9 +196,9 @@ static void tid_del(struct xsc_fiber *f)
 {
 	xsc__spin_lock(&tp.lock);
 	for (struct xsc_fiber **p = &tp.tids[(unsigned)f->vtid % NTID]; *p;
-	     p = &(*p)->tp_link) {
+	     p = &(*p)->tp.link) {
 		if (*p == f) {
-			*p = f->tp_link;
+			*p = f->tp.link;
 			break;
 		}
 	}
@@ -276,10 +276,10 @@ static void interrupt(struct xsc_fiber *f)
 {
 	int no = 0;
 
-	if (!f->tp_call || !f->home || !interruptible(f->tp_call_nr))
+	if (!f->tp.call || !f->home || !interruptible(f->tp.call_nr))
 		return;
-	if (atomic_compare_exchange_strong(&f->tp_intr, &no, 1)) {
-		atomic_store(&f->home->tp_intr, 1);
+	if (atomic_compare_exchange_strong(&f->tp.intr, &no, 1)) {
+		atomic_store(&f->home->tp.intr, 1);
 		xsc__kick(f->home->x);
 	}
 }
@@ -298,8 +298,8 @@ static void scan(struct xsc_vcpu *v)
 		if (!((stray >> (s - 1)) & 1))
 			continue;
 		for (int i = 0; i < NTID && !done; i++)
-			for (struct xsc_fiber *f = tp.tids[i]; f && !done; f = f->tp_link) {
-				int k = f->tp_call ? interruptible(f->tp_call_nr) : 0;
+			for (struct xsc_fiber *f = tp.tids[i]; f && !done; f = f->tp.link) {
+				int k = f->tp.call ? interruptible(f->tp.call_nr) : 0;
 				if (k && !(f->sigmask & SIGBIT(s)) && !(restart && k == 2)) {
 					interrupt(f);
 					done = true;
@@ -307,11 +307,11 @@ static void scan(struct xsc_vcpu *v)
 			}
 	}
 	for (int i = 0; i < NTID; i++)
-		for (struct xsc_fiber *f = tp.tids[i]; f; f = f->tp_link) {
+		for (struct xsc_fiber *f = tp.tids[i]; f; f = f->tp.link) {
 			int one = 1;
-			if (f->home == v && f->tp_call &&
-			    atomic_compare_exchange_strong(&f->tp_intr, &one, 2))
-				xsc_cancel(v->x, f->tp_call - 1);
+			if (f->home == v && f->tp.call &&
+			    atomic_compare_exchange_strong(&f->tp.intr, &one, 2))
+				xsc_cancel(v->x, f->tp.call - 1);
 		}
 	xsc__spin_unlock(&tp.lock);
 }
@@ -319,10 +319,10 @@ static void scan(struct xsc_vcpu *v)
 /* The interrupted fiber, back on its vcpu with the call's result r. */
 static long interrupted(struct xsc_fiber *f, long nr, long r)
 {
-	uint64_t p = __atomic_load_n(&f->tp_pending, __ATOMIC_ACQUIRE) & ~f->sigmask;
+	uint64_t p = __atomic_load_n(&f->tp.pending, __ATOMIC_ACQUIRE) & ~f->sigmask;
 	bool restart = interruptible(nr) == 2;
 
-	atomic_store(&f->tp_intr, 0);
+	atomic_store(&f->tp.intr, 0);
 	if (r != -ECANCELED && r != -EINTR)
 		return r;	/* it completed first: the kernel's answer */
 	if (!p)
@@ -346,12 +346,12 @@ static int tid_post(int vtid, int sig)
 	if (sig < 0 || sig > 64)
 		return -EINVAL;
 	xsc__spin_lock(&tp.lock);
-	for (struct xsc_fiber *f = tp.tids[(unsigned)vtid % NTID]; f; f = f->tp_link) {
+	for (struct xsc_fiber *f = tp.tids[(unsigned)vtid % NTID]; f; f = f->tp.link) {
 		if (f->vtid == vtid) {
 			if (sig)
-				__atomic_or_fetch(&f->tp_pending, SIGBIT(sig), __ATOMIC_RELEASE);
-			if (sig && f->tp_wait_fd && (f->tp_wait_set & SIGBIT(sig)))
-				xsc__sys3(SYS_write, f->tp_wait_fd - 1, (long)&(uint64_t){ 1 }, 8);
+				__atomic_or_fetch(&f->tp.pending, SIGBIT(sig), __ATOMIC_RELEASE);
+			if (sig && f->tp.wait_fd && (f->tp.wait_set & SIGBIT(sig)))
+				xsc__sys3(SYS_write, f->tp.wait_fd - 1, (long)&(uint64_t){ 1 }, 8);
 			else if (sig && !(f->sigmask & SIGBIT(sig)))
 				interrupt(f);
 			found = 1;
@@ -365,9 +365,9 @@ static int tid_post(int vtid, int sig)
 /* Raises the signals other threads sent to the running fiber. */
 void xsc__tp_deliver(struct xsc_fiber *f)
 {
-	uint64_t p = __atomic_fetch_and(&f->tp_pending, f->sigmask, __ATOMIC_ACQUIRE) &
+	uint64_t p = __atomic_fetch_and(&f->tp.pending, f->sigmask, __ATOMIC_ACQUIRE) &
 		     ~f->sigmask;	/* blocked ones stay pending */
-	int ktid = xsc__vcpu()->tp_ktid;
+	int ktid = xsc__vcpu()->tp.ktid;
 	long pid = xsc__sys0(SYS_getpid);
 
 	for (int s = 1; p; s++, p >>= 1)
@@ -400,8 +400,8 @@ static void child_entry(void *arg)
 {
 	struct xsc_fiber *f = arg;
 
-	xsc__vcpu()->tp_sel = TP_SEL_BLOCK;
-	xsc__tp_resume(f->tp_regs);
+	xsc__vcpu()->tp.sel = TP_SEL_BLOCK;
+	xsc__tp_resume(f->tp.regs);
 }
 
 #define THREAD_FLAGS (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | \
@@ -430,7 +430,7 @@ static long spawn(uint64_t flags, uint64_t sp, int *ptid, int *ctid,
 	memcpy(g, uc->uc_mcontext.gregs, sizeof(gregset_t));
 	g[REG_RSP] = (greg_t)sp;
 	g[REG_RAX] = 0;
-	f->tp_regs = g;
+	f->tp.regs = g;
 	f->fs = flags & CLONE_SETTLS ? tls : cur_fiber()->fs;
 	f->sigmask = *(uint64_t *)&uc->uc_sigmask & ~SIGBIT(SIGSYS);
 	f->vtid = atomic_fetch_add(&tp.next_vtid, 1);
@@ -492,7 +492,7 @@ static void repin(struct xsc_vcpu *v)
 {
 	unsigned long m[16] = { 0 };
 
-	v->tp_repin = false;
+	v->tp.repin = false;
 	if (!xsc__rt.cfg.pin || v->cpu < 0 || v->cpu >= (int)(sizeof(m) * 8))
 		return;
 	m[v->cpu / 64] = 1UL << (v->cpu % 64);
@@ -522,11 +522,11 @@ static long fork_like(long nr, const long *a, ucontext_t *uc)
 		 * made with the process's affinity, and the vcpu is pinned
 		 * again at its next call (dispatch) */
 		unpin();
-		v->tp_repin = true;
-		v->tp_ret = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+		v->tp.repin = true;
+		v->tp.ret = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)xsc__tp_native_stub;
 		uc->uc_mcontext.gregs[REG_RAX] = nr;
-		v->tp_vfork = true;	/* the selector stays ALLOW (see the stub) */
+		v->tp.vfork = true;	/* the selector stays ALLOW (see the stub) */
 		return KEEP_REGS;
 	}
 	r = xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
@@ -558,7 +558,7 @@ static long exec_(long nr, const long *a)
 	repin(xsc__vcpu());
 	xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
 		  (long)tp.text_lo, (long)(tp.text_hi - tp.text_lo),
-		  (long)&xsc__vcpu()->tp_sel, 0);
+		  (long)&xsc__vcpu()->tp.sel, 0);
 	return r;
 }
 
@@ -670,20 +670,20 @@ static bool preempt(struct xsc_vcpu *v, siginfo_t *si, ucontext_t *uc)
 		return false;	/* the program's own SIGURG */
 	/* only program code: not the runtime's (it runs with ALLOW), not a
 	 * handler, not a vfork child borrowing the vcpu */
-	if (!f || !f->fs || v->tp_sel != TP_SEL_BLOCK || v->tp_in_handler ||
-	    v->tp_vfork || (ip >= tp.text_lo && ip < tp.text_hi))
+	if (!f || !f->fs || v->tp.sel != TP_SEL_BLOCK || v->tp.in_handler ||
+	    v->tp.vfork || (ip >= tp.text_lo && ip < tp.text_hi))
 		return true;
 	atomic_fetch_add_explicit(&tp.npreempt, 1, memory_order_relaxed);
-	v->tp_sel = TP_SEL_ALLOW;
+	v->tp.sel = TP_SEL_ALLOW;
 	/* the kernel mask is the handler's until sigreturn: the next fiber
 	 * must get its own (run() compares against this) */
-	v->tp_sigmask = ~0ULL;
+	v->tp.sigmask = ~0ULL;
 	xsc_yield();
 	v = xsc__vcpu();	/* its home vcpu: the same */
 	/* sigreturn restores the mask the fiber had when interrupted */
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &uc->uc_sigmask, 0, 8);
-	v->tp_sigmask = *(uint64_t *)&uc->uc_sigmask;
-	v->tp_sel = TP_SEL_BLOCK;
+	v->tp.sigmask = *(uint64_t *)&uc->uc_sigmask;
+	v->tp.sel = TP_SEL_BLOCK;
 	return true;
 }
 
@@ -702,14 +702,14 @@ static void *watchdog(void *arg)
 			uint64_t sw = __atomic_load_n(&v->switches, __ATOMIC_RELAXED);
 			struct xsc_fiber *cur = __atomic_load_n(&v->cur, __ATOMIC_RELAXED);
 			if (cur && sw == seen[i].switches && cur == seen[i].cur &&
-			    v->tp_sel == TP_SEL_BLOCK && !atomic_load(&v->idle)) {
+			    v->tp.sel == TP_SEL_BLOCK && !atomic_load(&v->idle)) {
 				siginfo_t si;
 				memset(&si, 0, sizeof(si));
 				si.si_signo = PREEMPT_SIG;
 				si.si_code = SI_QUEUE;
 				si.si_pid = (pid_t)pid;
 				si.si_value.sival_int = tp.preempt_cookie;
-				xsc__sys4(SYS_rt_tgsigqueueinfo, pid, v->tp_ktid, PREEMPT_SIG, &si);
+				xsc__sys4(SYS_rt_tgsigqueueinfo, pid, v->tp.ktid, PREEMPT_SIG, &si);
 			}
 			seen[i].switches = sw;
 			seen[i].cur = cur;
@@ -753,18 +753,18 @@ static void sig_tramp(int sig, siginfo_t *si, void *uc)
 	if (flags & SA_RESETHAND)
 		k->handler = SIG_DFL;
 	if (v) {
-		sel = v->tp_sel;
-		if (!v->tp_vfork)	/* a vfork child's calls stay direct */
-			v->tp_sel = TP_SEL_BLOCK;
-		v->tp_in_handler++;
+		sel = v->tp.sel;
+		if (!v->tp.vfork)	/* a vfork child's calls stay direct */
+			v->tp.sel = TP_SEL_BLOCK;
+		v->tp.in_handler++;
 		if (v->cur)
-			v->cur->tp_nsig++;
+			v->cur->tp.nsig++;
 	}
 	if (v && !v->cur && h != SIG_DFL && h != SIG_IGN) {
 		/* a process signal taken by a vcpu between fibers: natively
 		 * it would have interrupted a thread's call (scan picks one) */
 		atomic_fetch_or_explicit(&tp.stray, SIGBIT(sig), memory_order_relaxed);
-		atomic_store(&v->tp_intr, 1);
+		atomic_store(&v->tp.intr, 1);
 		if (v->x)	/* taken as it went idle: do not sleep now */
 			xsc__kick(v->x);
 	}
@@ -775,8 +775,8 @@ static void sig_tramp(int sig, siginfo_t *si, void *uc)
 			((void (*)(int))h)(sig);
 	}
 	if (v) {
-		v->tp_in_handler--;
-		v->tp_sel = sel;
+		v->tp.in_handler--;
+		v->tp.sel = sel;
 	}
 }
 
@@ -861,7 +861,7 @@ static long sigprocmask_(const long *a, ucontext_t *uc)
 		*m = nm;
 		account(cur, nm);
 		v->cur->sigmask = nm;
-		v->tp_sigmask = nm;
+		v->tp.sigmask = nm;
 		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &nm, 0, 8);
 	}
 	return 0;
@@ -891,7 +891,7 @@ static bool setxid(int tid)
 	if (k->handler == SIG_DFL || k->handler == SIG_IGN || !(k->flags & SA_SIGINFO))
 		return false;
 	xsc__spin_lock(&tp.lock);
-	for (struct xsc_fiber *t = tp.tids[(unsigned)tid % NTID]; t; t = t->tp_link)
+	for (struct xsc_fiber *t = tp.tids[(unsigned)tid % NTID]; t; t = t->tp.link)
 		if (t->vtid == tid)
 			tcb = t->fs;
 	xsc__spin_unlock(&tp.lock);
@@ -899,8 +899,8 @@ static bool setxid(int tid)
 		tcb = (uint64_t)tp.wd_th;	/* glibc x86-64: a pthread_t is its TCB */
 	for (int i = 0; !tcb && i < xsc__rt.n; i++) {
 		struct xsc_vcpu *u = &xsc__rt.v[i];
-		if (u->tp_ktid == tid)
-			tcb = u->tp_fs;
+		if (u->tp.ktid == tid)
+			tcb = u->tp.fs;
 		else if (u->x)
 			xsc__fdwait_thread(u->x, tid, &tcb);
 	}
@@ -913,14 +913,14 @@ static bool setxid(int tid)
 	si.si_uid = (uid_t)xsc__sys0(SYS_getuid);
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
 	set_fs(tcb);
-	v->tp_setxid = true;
-	v->tp_in_handler++;
-	sel = v->tp_sel;
-	v->tp_sel = TP_SEL_BLOCK;	/* its calls trap: in_handler() */
+	v->tp.setxid = true;
+	v->tp.in_handler++;
+	sel = v->tp.sel;
+	v->tp.sel = TP_SEL_BLOCK;	/* its calls trap: in_handler() */
 	((void (*)(int, siginfo_t *, void *))k->handler)(SIGSETXID, &si, NULL);
-	v->tp_sel = sel;
-	v->tp_in_handler--;
-	v->tp_setxid = false;
+	v->tp.sel = sel;
+	v->tp.in_handler--;
+	v->tp.setxid = false;
 	set_fs(f->fs);
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8);
 	return true;
@@ -939,11 +939,11 @@ static long kill_(long nr, const long *a)
 	if (f && tid == f->vtid && sig > 0 && sig <= 64 && (f->sigmask & SIGBIT(sig))) {
 		/* blocked: pending for this thread, not for the kernel thread
 		 * that other fibers share */
-		__atomic_or_fetch(&f->tp_pending, SIGBIT(sig), __ATOMIC_RELEASE);
+		__atomic_or_fetch(&f->tp.pending, SIGBIT(sig), __ATOMIC_RELEASE);
 		return 0;
 	}
 	if (f && tid == f->vtid)
-		host = xsc__vcpu()->tp_ktid;	/* delivered before we return */
+		host = xsc__vcpu()->tp.ktid;	/* delivered before we return */
 	else if ((host = tid_post(tid, sig)) == 0)
 		return xsc__sys6(nr, a[0], a[1], a[2], 0, 0, 0);
 	else
@@ -968,9 +968,9 @@ static int take_own(struct xsc_fiber *f, uint64_t set)
 {
 	uint64_t p;
 
-	while ((p = __atomic_load_n(&f->tp_pending, __ATOMIC_ACQUIRE) & set) != 0) {
+	while ((p = __atomic_load_n(&f->tp.pending, __ATOMIC_ACQUIRE) & set) != 0) {
 		int s = __builtin_ctzll(p) + 1;
-		if (__atomic_fetch_and(&f->tp_pending, ~SIGBIT(s), __ATOMIC_ACQ_REL) & SIGBIT(s))
+		if (__atomic_fetch_and(&f->tp.pending, ~SIGBIT(s), __ATOMIC_ACQ_REL) & SIGBIT(s))
 			return s;
 	}
 	return 0;
@@ -994,9 +994,9 @@ static long park_for(struct xsc_fiber *f, uint64_t set, int64_t deadline)
 		return efd;
 	}
 	xsc__spin_lock(&tp.lock);
-	if (!(f->tp_pending & set)) {
-		f->tp_wait_set = set;
-		f->tp_wait_fd = (int)efd + 1;
+	if (!(f->tp.pending & set)) {
+		f->tp.wait_set = set;
+		f->tp.wait_fd = (int)efd + 1;
 		r = 1;
 	}
 	xsc__spin_unlock(&tp.lock);
@@ -1012,8 +1012,8 @@ static long park_for(struct xsc_fiber *f, uint64_t set, int64_t deadline)
 		}
 		r = xsc_syscall(SYS_ppoll, (long)p, 2, (long)lp, 0, 8, 0);
 		xsc__spin_lock(&tp.lock);
-		f->tp_wait_fd = 0;
-		f->tp_wait_set = 0;
+		f->tp.wait_fd = 0;
+		f->tp.wait_set = 0;
 		xsc__spin_unlock(&tp.lock);
 		r = r == 0 ? -ETIMEDOUT : (r < 0 && r != -EINTR) ? r : 0;
 	}
@@ -1089,17 +1089,17 @@ static long sigsuspend_(const long *a)
 	account(old, ~0ULL);
 	for (;;) {
 		struct xsc_vcpu *v = xsc__vcpu();	/* may change after a park */
-		uint32_t before = f->tp_nsig;
+		uint32_t before = f->tp.nsig;
 
 		f->sigmask = nm;
-		v->tp_sigmask = nm;
+		v->tp.sigmask = nm;
 		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&nm, 0, 8);
-		if (f->tp_pending & ~nm)
+		if (f->tp.pending & ~nm)
 			xsc__tp_deliver(f);
 		f->sigmask = old;
-		v->tp_sigmask = old;
+		v->tp.sigmask = old;
 		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8);
-		if (f->tp_nsig != before) {
+		if (f->tp.nsig != before) {
 			r = -EINTR;
 			break;
 		}
@@ -1249,7 +1249,7 @@ static long em_sigpending(long nr, const long *a, ucontext_t *uc)
 	long r = xsc__sys6(nr, a[0], a[1], 0, 0, 0, 0);
 
 	if (r == 0 && a[1] == 8)
-		*(uint64_t *)a[0] |= cur_fiber()->tp_pending;
+		*(uint64_t *)a[0] |= cur_fiber()->tp.pending;
 	return r;
 }
 
@@ -1316,7 +1316,7 @@ static long dispatch(long nr, const long *a, ucontext_t *uc)
 	const struct xsc_sysdef *d = xsc__sysdef(nr);
 	long r = RAW;
 
-	if (__builtin_expect(xsc__vcpu()->tp_repin, 0))
+	if (__builtin_expect(xsc__vcpu()->tp.repin, 0))
 		repin(xsc__vcpu());	/* after a process clone (fork_like) */
 	if (xsc__rt_creds_behind(xsc__vcpu()))	/* before any call, direct too */
 		xsc__rt_creds_catch_up(xsc__vcpu());
@@ -1352,14 +1352,14 @@ static long in_handler(struct xsc_vcpu *v, long nr, const long *a)
 		break;
 	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid:
 	case SYS_setresuid: case SYS_setresgid: case SYS_setgroups:
-		if (v->tp_setxid && v->cur) {
+		if (v->tp.setxid && v->cur) {
 			/* made once, here, for glibc's consistency check;
 			 * every kernel thread makes it later (setxid) */
-			if (!v->cur->tp_setxid) {
-				v->cur->tp_setxid_ret = xsc__sys6(nr, a[0], a[1], a[2], 0, 0, 0);
-				v->cur->tp_setxid = true;
+			if (!v->cur->tp.setxid) {
+				v->cur->tp.setxid_ret = xsc__sys6(nr, a[0], a[1], a[2], 0, 0, 0);
+				v->cur->tp.setxid = true;
 			}
-			return v->cur->tp_setxid_ret;
+			return v->cur->tp.setxid_ret;
 		}
 		break;
 	case SYS_tgkill:
@@ -1383,21 +1383,21 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc_)
 	long nr = si->si_syscall, r;
 
 	(void)sig;
-	if (v && v->tp_in_handler) {
-		v->tp_sel = TP_SEL_ALLOW;
+	if (v && v->tp.in_handler) {
+		v->tp.sel = TP_SEL_ALLOW;
 		g[REG_RAX] = in_handler(v, nr, a);
 		*errp = saved;
-		v->tp_sel = TP_SEL_BLOCK;
+		v->tp.sel = TP_SEL_BLOCK;
 		return;
 	}
 	if (!v || !v->cur) {	/* not a fiber: cannot happen, but be exact */
 		if (v)
-			v->tp_sel = TP_SEL_ALLOW;
+			v->tp.sel = TP_SEL_ALLOW;
 		g[REG_RAX] = xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 		return;
 	}
-	v->tp_sel = TP_SEL_ALLOW;
-	v->tp_ntrap++;
+	v->tp.sel = TP_SEL_ALLOW;
+	v->tp.ntrap++;
 	r = dispatch(nr, a, uc);
 	if (r != KEEP_REGS)
 		g[REG_RAX] = r;
@@ -1405,12 +1405,12 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc_)
 	if (!xsc__tp)	/* a forked child */
 		return;
 	v = xsc__vcpu();
-	if (v->cur->tp_pending & ~v->cur->sigmask)
+	if (v->cur->tp.pending & ~v->cur->sigmask)
 		xsc__tp_deliver(v->cur);
-	if (v->tp_vfork)
-		v->tp_vfork = false;
+	if (v->tp.vfork)
+		v->tp.vfork = false;
 	else
-		v->tp_sel = TP_SEL_BLOCK;
+		v->tp.sel = TP_SEL_BLOCK;
 }
 
 /* ---- start-up ------------------------------------------------------------------- */
@@ -1436,17 +1436,17 @@ static void vcpu_start(struct xsc_vcpu *v)
 {
 	long r;
 
-	/* GS points at the vcpu for the native-call stub (tp_x86_64.S):
+	/* GS points at the vcpu for the native-call stub (stub_x86_64.S):
 	 * %gs-relative loads need no FSGSBASE */
-	v->tp_self = v;
+	v->tp.self = v;
 	xsc__sys2(SYS_arch_prctl, ARCH_SET_GS, v);
-	v->tp_fs = rdfsbase();
-	v->tp_ktid = (int)xsc__sys0(SYS_gettid);
-	v->tp_sel = TP_SEL_ALLOW;
-	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, 0, &v->tp_sigmask, 8);
+	v->tp.fs = rdfsbase();
+	v->tp.ktid = (int)xsc__sys0(SYS_gettid);
+	v->tp.sel = TP_SEL_ALLOW;
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, 0, &v->tp.sigmask, 8);
 	r = xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
 		      (long)tp.text_lo, (long)(tp.text_hi - tp.text_lo),
-		      (long)&v->tp_sel, 0);
+		      (long)&v->tp.sel, 0);
 	if (r < 0) {	/* probed before: only a kernel change gets here */
 		xsc__say("xsc run: syscall user dispatch failed on a vcpu (%ld)\n", r);
 		abort();
@@ -1523,7 +1523,7 @@ static void rearm(void)
 	}
 	/* this thread's rseq area is in the parent's vcpu thread's TLS,
 	 * which libc has just put back in its stack cache */
-	unregister_rseq(old->tp_fs, false);
+	unregister_rseq(old->tp.fs, false);
 	tp.lock = 0;
 	mask_lock = 0;
 	recs.lock = 0;
@@ -1533,14 +1533,14 @@ static void rearm(void)
 	atomic_store(&tp.stray, 0);
 	atomic_store(&tp.nthreads, 0);
 	f->vtid = (int)tp.child_pid;	/* gettid() == getpid(), as natively */
-	f->tp_link = NULL;
+	f->tp.link = NULL;
 	f->home = NULL;
 	f->state = F_RUNNING;
-	f->tp_pending = 0;	/* a child starts with no signal pending */
-	f->tp_wait_set = 0;
-	f->tp_wait_fd = 0;
-	f->tp_call = 0;
-	atomic_store(&f->tp_intr, 0);
+	f->tp.pending = 0;	/* a child starts with no signal pending */
+	f->tp.wait_set = 0;
+	f->tp.wait_fd = 0;
+	f->tp.call = 0;
+	atomic_store(&f->tp.intr, 0);
 	tid_add(f);
 	account(~0ULL, f->sigmask);
 	idle_mask(false);
@@ -1567,7 +1567,7 @@ static void rearm(void)
 		abort();
 	xsc__ctx_switch(&f->ctx, &park);
 	/* f, on a vcpu of the child's runtime */
-	xsc__vcpu()->tp_sel = TP_SEL_BLOCK;
+	xsc__vcpu()->tp.sel = TP_SEL_BLOCK;
 }
 
 static const char *why_not(void)
@@ -1618,7 +1618,7 @@ static int start(void)
 	if ((nr = check_emulators()) >= 0) {
 		/* a defect of this build, not of the program: stop loudly */
 		xsc__say("xsc run: the syscall table and the shim disagree on %s "
-			 "(.shim = XSC_SHIM_EMULATE and tp.c's emulators[])\n",
+			 "(.shim = XSC_SHIM_EMULATE and preload.c's emulators[])\n",
 			 xsc_syscall_name(nr));
 		abort();
 	}
@@ -1730,8 +1730,8 @@ static void __attribute__((destructor)) report(void)
 	if (!xsc__tp || !tp.verbose)
 		return;
 	for (int i = 0; i < xsc__rt.n; i++) {
-		trap += xsc__rt.v[i].tp_ntrap;
-		fast += xsc__rt.v[i].tp_nfast;
+		trap += xsc__rt.v[i].tp.ntrap;
+		fast += xsc__rt.v[i].tp.nfast;
 	}
 	xsc__say("xsc run: %ld threads as fibers, %lu calls trapped (SIGSYS), "
 		 "%lu through interposed functions, %ld futex wakes passed to "
@@ -1746,7 +1746,7 @@ static int wrap_main(int argc, char **argv, char **envp)
 	const char *off = getenv("XSC_TRANSPARENT");
 
 	if (!(off && strcmp(off, "0") == 0) && start() == 0)
-		xsc__vcpu()->tp_sel = TP_SEL_BLOCK;
+		xsc__vcpu()->tp.sel = TP_SEL_BLOCK;
 	return tp.main(argc, argv, envp);
 }
 

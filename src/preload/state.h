@@ -1,0 +1,53 @@
+/*
+ * state.h - transparent mode's own state in the runtime's fibers and
+ * vcpus (struct xsc_fiber's and struct xsc_vcpu's member `tp`): owned and
+ * written by the preload library (src/preload/), read by the runtime only
+ * where it hands a fiber over (sched/runtime.c, sched/syscalls.c,
+ * sched/sandbox.c).  Every field is zero for a program that does not run
+ * under `xsc run`.
+ */
+#ifndef XSC_PRELOAD_STATE_H
+#define XSC_PRELOAD_STATE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct xsc_fiber;
+struct xsc_vcpu;
+
+/* A thread of an unmodified program. */
+struct xsc_tp_fiber {
+	void *regs;			/* registers a cloned thread starts with */
+	struct xsc_fiber *link;		/* thread id table chain */
+	uint64_t pending;		/* signals sent to it by other threads */
+	uint64_t wait_set;		/* signals a sigwait/sigsuspend waits for */
+	int wait_fd;			/* that wait's eventfd + 1 (0: none) */
+	uint32_t nsig;			/* handlers run on it (sigsuspend) */
+	int call;			/* entry id + 1 of the call it waits in */
+	long call_nr;			/* that call's number */
+	_Atomic int intr;		/* a signal asked to interrupt it: 1, 2 canceled */
+	bool setxid;			/* its next set*id is glibc's, process-wide */
+	long setxid_ret;		/* what the handlers' set*id got */
+};
+
+/* A vcpu running such threads.  ret, sel and self are read at fixed
+ * offsets through %gs (the stub in stub_x86_64.S, gs_vcpu() in
+ * preload.c): the member is first in struct xsc_vcpu, and these three
+ * first in it (preload.c asserts the offsets). */
+struct xsc_tp_vcpu {
+	uint64_t ret;			/* where the stub returns to: %gs:0 */
+	volatile unsigned char sel;	/* syscall user dispatch selector: %gs:8 */
+	struct xsc_vcpu *self;		/* the vcpu itself: %gs:16 */
+	int in_handler;			/* inside a program's signal handler */
+	bool vfork;			/* the stub re-executes a vfork */
+	bool repin;			/* unpinned for a process clone */
+	bool setxid;			/* running glibc's setxid handler */
+	_Atomic int intr;		/* some fiber here is to be interrupted */
+	uint64_t fs;			/* this kernel thread's own thread pointer */
+	uint64_t sigmask;		/* the kernel thread's current mask */
+	int ktid;			/* this kernel thread's real id */
+	uint64_t ntrap, nfast;		/* calls seen through SIGSYS / by symbol */
+};
+
+#endif
