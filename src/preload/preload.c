@@ -539,6 +539,7 @@ static long fork_like(long nr, const long *a, ucontext_t *uc)
 		tp.child = v->cur;
 		tp.child_v = v;
 		tp.child_pid = xsc__sys0(SYS_getpid);
+		xsc__tp_rewrite_stop();	/* the stub page is the parent's too */
 		xsc__tp = false;
 		xsc__self = NULL;	/* no vcpu runs here */
 		xsc__sys2(SYS_arch_prctl, ARCH_SET_GS, 0);
@@ -1299,6 +1300,12 @@ static const emulator emulators[XSC_NR_MAX] = {
 	[SYS_sched_setaffinity] = em_setaffinity,
 };
 
+bool xsc__tp_needs_frame(long nr)
+{
+	return nr == SYS_clone || nr == SYS_clone3 || nr == SYS_fork ||
+	       nr == SYS_vfork || nr == SYS_rt_sigprocmask;
+}
+
 /* The table's XSC_SHIM_EMULATE rows and the emulators are the same set:
  * a row marked so without an emulator would make its call directly, one
  * with an emulator the row does not mark would never reach it.  Returns
@@ -1341,7 +1348,7 @@ long xsc__tp_call(long nr, const long *a)
 }
 
 /* A call made in a signal handler (see sig_tramp). */
-static long in_handler(struct xsc_vcpu *v, long nr, const long *a)
+long xsc__tp_handler_call(struct xsc_vcpu *v, long nr, const long *a)
 {
 	switch (nr) {
 	case SYS_rt_sigaction:
@@ -1385,7 +1392,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc_)
 	(void)sig;
 	if (v && v->tp.in_handler) {
 		v->tp.sel = TP_SEL_ALLOW;
-		g[REG_RAX] = in_handler(v, nr, a);
+		g[REG_RAX] = xsc__tp_handler_call(v, nr, a);
 		*errp = saved;
 		v->tp.sel = TP_SEL_BLOCK;
 		return;
@@ -1398,6 +1405,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc_)
 	}
 	v->tp.sel = TP_SEL_ALLOW;
 	v->tp.ntrap++;
+	xsc__tp_rewrite_site((uintptr_t)g[REG_RIP], nr);	/* trap once, then jump */
 	r = dispatch(nr, a, uc);
 	if (r != KEEP_REGS)
 		g[REG_RAX] = r;
@@ -1632,6 +1640,7 @@ static int start(void)
 		return -1;
 	}
 	tp.verbose = getenv("XSC_VERBOSE") != NULL;
+	xsc__tp_rewrite_init();
 	xsc__fsgsbase = (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE) != 0;
 	if (!xsc__fsgsbase && tp.verbose)
 		xsc__say("xsc run: no FSGSBASE from user space: each switch to a "
@@ -1739,6 +1748,7 @@ static void __attribute__((destructor)) report(void)
 		 atomic_load(&tp.nthreads), (unsigned long)trap,
 		 (unsigned long)fast, atomic_load(&tp.kwakes),
 		 atomic_load(&tp.kwoken), atomic_load(&tp.npreempt));
+	xsc__tp_rewrite_report();
 }
 
 static int wrap_main(int argc, char **argv, char **envp)

@@ -6,6 +6,7 @@
 
 #include "sched/sched.h"
 #include "rawsys.h"
+#include "insn.h"
 
 #define TP_SEL_ALLOW 0	/* SYSCALL_DISPATCH_FILTER_ALLOW */
 #define TP_SEL_BLOCK 1	/* SYSCALL_DISPATCH_FILTER_BLOCK */
@@ -14,8 +15,23 @@
  * ALLOW): the emulated ones (futex, thread identity, signals...), the
  * table's asynchronous ones (post + switch), the rest inline. */
 long xsc__tp_call(long nr, const long *a);
+/* A call made in a program's signal handler on vcpu v (preload.c): the
+ * runtime's own answers (sigaction, thread ids, signals), the rest
+ * directly. */
+long xsc__tp_handler_call(struct xsc_vcpu *v, long nr, const long *a);
 /* Raises signals other threads sent to fiber f (running). */
 void xsc__tp_deliver(struct xsc_fiber *f);
+/* Its emulation needs the trapped registers (clone, fork, ...): a site
+ * making it is never rewritten (preload.c). */
+bool xsc__tp_needs_frame(long nr);
+
+/* Syscall-site rewriting (rewrite.c): set up at start-up, a trapped site
+ * at ip for nr, off in a forked child, the -v report. */
+void xsc__tp_rewrite_init(void);
+void xsc__tp_rewrite_site(uintptr_t ip, long nr);
+void xsc__tp_rewrite_stop(void);
+void xsc__tp_rewrite_report(void);
+
 
 /* Entry from a libc function the library interposes (wrap.c): program
  * code on a fiber runs with the selector at BLOCK; anything else (our own

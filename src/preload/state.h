@@ -48,6 +48,7 @@ struct xsc_tp_vcpu {
 	uint64_t sigmask;		/* the kernel thread's current mask */
 	int ktid;			/* this kernel thread's real id */
 	uint64_t ntrap, nfast;		/* calls seen through SIGSYS / by symbol */
+	uint64_t nsite;			/* calls through rewritten sites */
 };
 
 #endif

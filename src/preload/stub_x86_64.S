@@ -22,6 +22,18 @@
  *
  * xsc__tp_restorer: rt_sigreturn for handlers we install; it has to live
  * in the library's text for the same reason.
+ *
+ * xsc__tp_site_entry: where a rewritten libc syscall site goes (rewrite.c),
+ * through its stub, with rax = the number and rcx = the address after the
+ * site.  It keeps the system call ABI as the kernel does: rax gets the
+ * result, rcx the return address and r11 the flags; every other general
+ * register, the flags, and the whole x87/SSE/AVX state (xsave64/xrstor64
+ * of every enabled component: the program may keep vector values live
+ * across a system call, the C code below may not) come back unchanged.
+ * The 128-byte red zone below the program's rsp is stepped over first.
+ * The frame, from the program's rsp S down: red zone, flags (S-136),
+ * return address (S-144), rbx, rbp (S-160), the result slot, the six
+ * arguments (a[0] lowest), then the xsave area, 64-byte aligned.
  */
 	.text
 
@@ -77,5 +89,84 @@ xsc__tp_restorer:
 	syscall
 	ud2
 	.size	xsc__tp_restorer, .-xsc__tp_restorer
+
+	.globl	xsc__tp_site_entry
+	.hidden	xsc__tp_site_entry
+	.type	xsc__tp_site_entry, @function
+	.p2align 4
+xsc__tp_site_entry:
+	.cfi_startproc
+	.cfi_def_cfa rsp, 0
+	.cfi_register rip, rcx
+	leaq	-128(%rsp), %rsp
+	.cfi_adjust_cfa_offset 128
+	pushfq
+	.cfi_adjust_cfa_offset 8
+	pushq	%rcx
+	.cfi_adjust_cfa_offset 8
+	.cfi_offset rip, -144
+	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
+	.cfi_offset rbx, -152
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_offset rbp, -160
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register rbp
+	subq	$8, %rsp		/* the result, -8(%rbp) */
+	pushq	%r9			/* a[5] */
+	pushq	%r8
+	pushq	%r10
+	pushq	%rdx
+	pushq	%rsi
+	pushq	%rdi			/* a[0] */
+	movq	%rsp, %rbx
+	movq	%rax, %rdi		/* nr */
+	movq	%rbx, %rsi		/* a */
+	andq	$-64, %rsp
+	subq	xsc__tp_xsave_size(%rip), %rsp
+	xorl	%eax, %eax		/* the xsave header must start zeroed */
+	movq	%rax, 512(%rsp)
+	movq	%rax, 520(%rsp)
+	movq	%rax, 528(%rsp)
+	movq	%rax, 536(%rsp)
+	movq	%rax, 544(%rsp)
+	movq	%rax, 552(%rsp)
+	movq	%rax, 560(%rsp)
+	movq	%rax, 568(%rsp)
+	movl	$-1, %eax
+	movl	$-1, %edx
+	xsave64	(%rsp)
+	call	xsc__tp_site_call	/* rdi = nr, rsi = a: xsave keeps both */
+	movq	%rax, -8(%rbp)
+	movl	$-1, %eax
+	movl	$-1, %edx
+	xrstor64 (%rsp)
+	movq	%rbx, %rsp
+	popq	%rdi
+	popq	%rsi
+	popq	%rdx
+	popq	%r10
+	popq	%r8
+	popq	%r9
+	movq	-8(%rbp), %rax
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa rsp, 152
+	.cfi_restore rbp
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore rbx
+	popq	%rcx			/* the return address */
+	.cfi_adjust_cfa_offset -8
+	.cfi_register rip, rcx
+	movq	(%rsp), %r11		/* the flags, as syscall leaves r11 */
+	popfq
+	.cfi_adjust_cfa_offset -8
+	leaq	128(%rsp), %rsp		/* lea: the flags stay as they are */
+	.cfi_adjust_cfa_offset -128
+	jmp	*%rcx
+	.cfi_endproc
+	.size	xsc__tp_site_entry, .-xsc__tp_site_entry
 
 	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,315 @@
+/*
+ * tp_rewrite.c - calls through libc's system call sites keep the kernel's
+ * contract, as `xsc run` rewrites those sites into jumps
+ * (src/preload/rewrite.c).  Natively this checks the kernel; under xsc run
+ * the same checks, with the same output, check the rewritten sites:
+ *   - registers: libc's getppid is "mov $110,%eax; syscall; ret".  It is
+ *     called from assembly with every general register but rax, rcx, r11
+ *     (which the syscall instruction itself clobbers), the flags, the
+ *     vector registers (ymm0-15 where there is AVX, xmm0-15 otherwise)
+ *     and the 120 bytes of its red zone set to patterns; all must come
+ *     back as they were, rax must be the parent's pid.  Three times: the
+ *     first call traps and rewrites the site, the others jump.
+ *   - the same through libc's sched_yield ("mov $24,%eax; syscall; cmp"),
+ *     500 times, while 4 other threads yield with their own values in
+ *     every register: a switch to another thread in the middle of the
+ *     call must still give this one its registers back (the flags are
+ *     the cmp's, not checked there).
+ *   - threads racing through a site while it is being rewritten: 8
+ *     threads call getppid and take a contended mutex (glibc's futex
+ *     sites) from the start, every result checked, errno untouched.
+ *   - fork after rewriting: the child calls the rewritten getppid.
+ *   - code of the program's own with the same bytes is never rewritten
+ *     (only libc's sites are): it is called twice and must be unchanged.
+ * Prints one line per check; exit 0 when all hold.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct regs {
+	uint64_t gp[12];	/* rbx rbp r12 r13 r14 r15 rdi rsi rdx r8 r9 r10 */
+	uint64_t rax, flags;	/* offsets 96, 104 */
+	uint8_t vec[16][32];	/* 112: ymm0-15 (xmm: the low 16 bytes) */
+	uint64_t red[15];	/* 624: below the callee's stack pointer */
+};
+
+/* probe_sse / probe_avx(fn, in, out): the registers of *in, a call of fn,
+ * the registers after it in *out. */
+int probe_sse(void *fn, const struct regs *in, struct regs *out);
+int probe_avx(void *fn, const struct regs *in, struct regs *out);
+__asm__(
+	".macro PROBE name, load, store, width\n"
+	"	.text\n"
+	"	.globl \\name\n"
+	"	.type \\name, @function\n"
+	"\\name:\n"
+	"	push %rbx; push %rbp; push %r12; push %r13; push %r14; push %r15\n"
+	"	push %rdx\n"			/* out: 16(%rsp) */
+	"	push %rdi\n"			/* fn: 8(%rsp) */
+	"	sub $8, %rsp\n"			/* the call with rsp 16-aligned */
+	"	.irp n,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n"
+	"	\\load 112+\\n*32(%rsi), %\\width\\n\n"
+	"	.endr\n"
+	"	.irp i,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14\n"
+	"	mov 624+\\i*8(%rsi), %rax; mov %rax, -136+\\i*8(%rsp)\n"
+	"	.endr\n"
+	"	pushq 104(%rsi); popfq\n"
+	"	mov 0(%rsi), %rbx; mov 8(%rsi), %rbp; mov 16(%rsi), %r12\n"
+	"	mov 24(%rsi), %r13; mov 32(%rsi), %r14; mov 40(%rsi), %r15\n"
+	"	mov 48(%rsi), %rdi; mov 64(%rsi), %rdx; mov 72(%rsi), %r8\n"
+	"	mov 80(%rsi), %r9; mov 88(%rsi), %r10; mov 56(%rsi), %rsi\n"
+	"	call *8(%rsp)\n"
+	"	pushfq\n"
+	"	push %rax\n"
+	"	mov 32(%rsp), %rax\n"		/* out, below flags and rax */
+	"	mov %rbx, 0(%rax); mov %rbp, 8(%rax); mov %r12, 16(%rax)\n"
+	"	mov %r13, 24(%rax); mov %r14, 32(%rax); mov %r15, 40(%rax)\n"
+	"	mov %rdi, 48(%rax); mov %rsi, 56(%rax); mov %rdx, 64(%rax)\n"
+	"	mov %r8, 72(%rax); mov %r9, 80(%rax); mov %r10, 88(%rax)\n"
+	"	pop %rcx; mov %rcx, 96(%rax)\n"
+	"	pop %rcx; mov %rcx, 104(%rax)\n"
+	"	.irp n,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n"
+	"	\\store %\\width\\n, 112+\\n*32(%rax)\n"
+	"	.endr\n"
+	"	.irp i,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14\n"
+	"	mov -136+\\i*8(%rsp), %rcx; mov %rcx, 624+\\i*8(%rax)\n"
+	"	.endr\n"
+	"	add $8, %rsp\n"
+	"	pop %rdi; pop %rdx\n"
+	"	pop %r15; pop %r14; pop %r13; pop %r12; pop %rbp; pop %rbx\n"
+	"	xor %eax, %eax\n"
+	"	ret\n"
+	"	.size \\name, .-\\name\n"
+	".endm\n"
+	"PROBE probe_sse, movdqu, movdqu, xmm\n"
+	"PROBE probe_avx, vmovdqu, vmovdqu, ymm\n"
+	"	.text\n");
+
+/* status flags the call must keep: CF PF AF ZF SF OF (DF stays 0: ABI) */
+#define FLAGS 0x8d5UL
+
+/* Calls fn (libc's name, whose first bytes must be plain[0..n) before
+ * any call) rounds times through probe; expected() gives its result.  Flags
+ * are checked only when the function returns right after the syscall. */
+static int check_registers_of(const char *name, const uint8_t *plain, size_t n,
+			      int rounds, bool flags, long (*expected)(void), int *known)
+{
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *fn = libc ? dlsym(libc, name) : NULL;	/* libc's own */
+	int avx = __builtin_cpu_supports("avx"), bad = 0;
+	struct regs in, out;
+	long expect;
+
+	if (*known < 0)		/* as it was before any call: rewriting changes it */
+		*known = fn && !memcmp(fn, plain, n);
+	if (!*known) {
+		printf("registers (%s): not a plain wrapper here: not checked\n", name);
+		return 0;
+	}
+	expect = expected();
+	for (int round = 0; round < rounds && !bad; round++) {
+		for (int i = 0; i < 12; i++)
+			in.gp[i] = 0x0101010101010101ULL * (uint64_t)(i + 1) + (uint64_t)round;
+		in.rax = 0;
+		in.flags = 0x202 | 0x1 | 0x4 | 0x80 | 0x800;	/* IF, CF, PF, SF, OF */
+		for (int v = 0; v < 16; v++)
+			for (int b = 0; b < 32; b++)
+				in.vec[v][b] = (uint8_t)(v * 32 + b + round);
+		for (int i = 0; i < 15; i++)
+			in.red[i] = 0xfeedface00000000ULL + (uint64_t)i;
+		memset(&out, 0, sizeof(out));
+		(avx ? probe_avx : probe_sse)(fn, &in, &out);
+		if ((long)out.rax != expect) {
+			printf("registers (%s): round %d: rax %ld, expected %ld\n", name,
+			       round, (long)out.rax, expect);
+			bad = 1;
+		}
+		for (int i = 0; i < 12; i++)
+			if (out.gp[i] != in.gp[i]) {
+				printf("registers (%s): round %d: general register %d "
+				       "changed\n", name, round, i);
+				bad = 1;
+			}
+		if (flags && (out.flags & FLAGS) != (in.flags & FLAGS)) {
+			printf("registers (%s): round %d: flags %#lx, were %#lx\n", name, round,
+			       (unsigned long)(out.flags & FLAGS), (unsigned long)(in.flags & FLAGS));
+			bad = 1;
+		}
+		for (int v = 0; v < 16; v++)
+			if (memcmp(out.vec[v], in.vec[v], avx ? 32 : 16)) {
+				printf("registers (%s): round %d: vector register %d "
+				       "changed\n", name, round, v);
+				bad = 1;
+			}
+		if (memcmp(out.red, in.red, sizeof(in.red))) {
+			printf("registers (%s): round %d: the red zone changed\n", name, round);
+			bad = 1;
+		}
+	}
+	if (!bad)
+		printf("registers (%s): kept across %d calls (%s)\n", name, rounds,
+		       avx ? "ymm" : "xmm");
+	return bad;
+}
+
+static long parent_pid(void)
+{
+	return (long)getppid();
+}
+
+static long zero(void)
+{
+	return 0;
+}
+
+static int check_registers(void)
+{
+	static const uint8_t plain[8] = { 0xb8, 0x6e, 0, 0, 0, 0x0f, 0x05, 0xc3 };
+	static int known = -1;
+
+	return check_registers_of("getppid", plain, 8, 3, true, parent_pid, &known);
+}
+
+/* Yields with garbage in every register it can reach, until told. */
+static volatile int stop_yield;
+
+static void *clobber(void *arg)
+{
+	(void)arg;
+	while (!stop_yield) {
+		__asm__ __volatile__("pcmpeqd %%xmm0, %%xmm0; pcmpeqd %%xmm7, %%xmm7;"
+				     "pcmpeqd %%xmm15, %%xmm15; mov $-1, %%r10; mov $-1, %%r8;"
+				     "mov $-1, %%r9; mov $-1, %%rdi; mov $-1, %%rsi; mov $-1, %%rdx"
+				     ::: "xmm0", "xmm7", "xmm15", "r10", "r8", "r9", "rdi",
+				     "rsi", "rdx", "memory");
+		sched_yield();
+	}
+	return NULL;
+}
+
+static int check_yield(void)
+{
+	static const uint8_t plain[7] = { 0xb8, 0x18, 0, 0, 0, 0x0f, 0x05 };
+	static int known = -1;
+	pthread_t th[4];
+	int bad;
+
+	if (known < 0) {	/* before the threads call it */
+		void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+		void *fn = libc ? dlsym(libc, "sched_yield") : NULL;
+		known = fn && !memcmp(fn, plain, sizeof(plain));
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, clobber, NULL);
+	bad = check_registers_of("sched_yield", plain, 7, 500, false, zero, &known);
+	stop_yield = 1;
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	return bad;
+}
+
+#define NT 8
+#define NCALL 20000
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static long counter;
+static pid_t parent;
+
+static void *racer(void *arg)
+{
+	long bad = 0;
+
+	(void)arg;
+	for (int i = 0; i < NCALL; i++) {
+		errno = 777;		/* a call that succeeds leaves errno alone */
+		bad += getppid() != parent || errno != 777;
+		pthread_mutex_lock(&m);
+		counter++;
+		pthread_mutex_unlock(&m);
+	}
+	return (void *)bad;
+}
+
+static int check_race(void)
+{
+	pthread_t th[NT];
+	long bad = 0;
+
+	parent = getppid();
+	for (int i = 0; i < NT; i++)
+		pthread_create(&th[i], NULL, racer, NULL);
+	for (int i = 0; i < NT; i++) {
+		void *r;
+		pthread_join(th[i], &r);
+		bad += (long)r;
+	}
+	printf("race: %d threads, %ld wrong results, counter %ld of %d\n", NT, bad,
+	       counter, NT * NCALL);
+	return bad != 0 || counter != NT * NCALL;
+}
+
+static int check_fork(void)
+{
+	pid_t me = getpid(), c;
+	int st = 0;
+
+	fflush(stdout);
+	c = fork();
+	if (c == 0)
+		_exit(getppid() == me && getpid() != me ? 0 : 1);
+	if (c < 0 || waitpid(c, &st, 0) != c) {
+		printf("fork: failed\n");
+		return 1;
+	}
+	printf("fork: the child's getppid %s\n", WIFEXITED(st) && WEXITSTATUS(st) == 0 ?
+	       "is its parent" : "is wrong");
+	return !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static int check_own_code(void)
+{
+	static const uint8_t code[8] = { 0xb8, 0x6e, 0, 0, 0, 0x0f, 0x05, 0xc3 };
+	uint8_t *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long (*f)(void);
+	int ok = 1;
+
+	if (p == MAP_FAILED) {
+		printf("own code: no memory\n");
+		return 1;
+	}
+	memcpy(p, code, sizeof(code));
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC)) {
+		printf("own code: mprotect failed\n");
+		return 1;
+	}
+	f = (long (*)(void))(void *)p;
+	for (int i = 0; i < 2; i++)
+		ok &= f() == getppid();
+	ok &= !memcmp(p, code, sizeof(code));
+	printf("own code: %s\n", ok ? "runs, and is unchanged" : "changed or wrong");
+	munmap(p, 4096);
+	return !ok;
+}
+
+int main(void)
+{
+	int bad = check_registers();
+
+	bad |= check_yield();
+	bad |= check_race();
+	bad |= check_fork();
+	bad |= check_own_code();
+	bad |= check_registers();	/* once more, after the threads */
+	return bad;
+}
