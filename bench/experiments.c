@@ -25,6 +25,7 @@ WEAK_BENCH(sensitivity);
 WEAK_BENCH(transparent);
 WEAK_BENCH(apache);
 WEAK_BENCH(oltp);
+WEAK_BENCH(calls);
 #ifdef XSC_HAVE_TRACE	/* a weak reference would not pull it from the archive */
 int xsc_bench_trace(int argc, char **argv);
 #else
@@ -112,6 +113,11 @@ const struct bench_exp bench_exps[] = {
 	  "observe a throughput improvement of up to 86%\"; \"except for a very low "
 	  "number of concurrent requests, FlexSC outperforms Linux/NPTL by a wide "
 	  "margin\"." },
+	{ "calls", xsc_bench_calls,
+	  "ns per libc call natively, under xsc run with traps only, and with libc's sites rewritten",
+	  "FlexSC section 4 (the cost of intercepting unmodified binaries); no paper figure",
+	  "FlexSC intercepts calls in its M-on-N library, compiled into the program; it "
+	  "gives no per-call interception figure." },
 	{ "oltp", xsc_bench_oltp,
 	  "MariaDB with sysbench OLTP natively vs under xsc run",
 	  "FlexSC Figures 14 and 15 (MySQL, sysbench OLTP)",

@@ -188,6 +188,22 @@ else
 	echo "note: wrk, apache2 or libxsc-preload.so missing: apache not checked"
 fi
 
+# calls (run by all): libc calls natively, under xsc run trapped, and
+# with rewritten sites; needs the preload library (not in sanitizer builds).
+if [ -f "$(dirname "$x")/libxsc-preload.so" ]; then
+	csv=$d/all/calls.csv
+	[ -f "$csv" ] || { tail -5 "$d/all/calls.err" 2>/dev/null; fail "calls: no CSV"; }
+	[ "$(head -n 1 "$csv")" = "call,native_ns,sud_ns,rewritten_ns,sud_over_native,rewritten_over_native" ] ||
+		fail "calls: header '$(head -n 1 "$csv")'"
+	# every time positive, the ratios the quotient of the columns
+	awk -F, 'NR > 1 { n++; if (!($2 > 0 && $3 > 0 && $4 > 0)) bad = 1
+		if ((($5 - $3 / $2) ^ 2) > 0.0001 || (($6 - $4 / $2) ^ 2) > 0.0001) bad = 1 }
+		END { exit bad || n != 6 }' "$csv" || fail "calls: values: $(cat "$csv")"
+	echo "ok calls"
+else
+	echo "note: libxsc-preload.so missing: calls not checked"
+fi
+
 # oltp (run by all): MariaDB with sysbench natively and under xsc run.
 if [ -x /usr/sbin/mariadbd ] && command -v sysbench >/dev/null &&
    [ -f "$(dirname "$x")/libxsc-preload.so" ]; then

@@ -84,8 +84,10 @@
 #define REGION (256 * 1024)		/* 8,191 stubs: libc has 436 sites */
 
 void xsc__tp_site_entry(void);		/* stub_x86_64.S */
-/* the size of the xsave area for the enabled state (stub_x86_64.S reads it) */
+/* the xsave area for the enabled state, and whether XSAVEC (compacted,
+ * init-optimized) writes it; stub_x86_64.S reads both */
 unsigned long xsc__tp_xsave_size;
+unsigned char xsc__tp_xsavec;
 
 static struct {
 	bool on;
@@ -127,7 +129,9 @@ static unsigned long xsave_size(void)
 
 	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_XSAVE) || !(c & bit_OSXSAVE))
 		return 0;
-	__cpuid_count(0xd, 0, a, b, c, d);
+	__cpuid_count(0xd, 1, a, b, c, d);
+	xsc__tp_xsavec = (a & 2) != 0;
+	__cpuid_count(0xd, 0, a, b, c, d);	/* standard form: >= compacted */
 	return ((unsigned long)b + 63) & ~63UL;
 }
 

@@ -28,8 +28,10 @@
  * site.  It keeps the system call ABI as the kernel does: rax gets the
  * result, rcx the return address and r11 the flags; every other general
  * register, the flags, and the whole x87/SSE/AVX state (xsave64/xrstor64
- * of every enabled component: the program may keep vector values live
- * across a system call, the C code below may not) come back unchanged.
+ * of every enabled component, compacted where the CPU has XSAVEC: the
+ * program may keep vector values live across a system call, the C code
+ * below and the threads that run while this one waits may not) come back
+ * unchanged.
  * The 128-byte red zone below the program's rsp is stepped over first.
  * The frame, from the program's rsp S down: red zone, flags (S-136),
  * return address (S-144), rbx, rbp (S-160), the result slot, the six
@@ -136,8 +138,13 @@ xsc__tp_site_entry:
 	movq	%rax, 568(%rsp)
 	movl	$-1, %eax
 	movl	$-1, %edx
-	xsave64	(%rsp)
-	call	xsc__tp_site_call	/* rdi = nr, rsi = a: xsave keeps both */
+	cmpb	$0, xsc__tp_xsavec(%rip)
+	je	1f
+	xsavec64 (%rsp)		/* compacted: components in their initial state
+				   (AVX-512 after vzeroupper...) cost nothing */
+	jmp	2f
+1:	xsave64	(%rsp)
+2:	call	xsc__tp_site_call	/* rdi = nr, rsi = a: xsave keeps both */
 	movq	%rax, -8(%rbp)
 	movl	$-1, %eax
 	movl	$-1, %edx
