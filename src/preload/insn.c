@@ -113,8 +113,9 @@ static uint8_t two(uint8_t op)
 	}
 }
 
-/* Bytes of ModRM, SIB and displacement at p, or 0 past end. */
-static int modrm_len(const uint8_t *p, const uint8_t *end)
+/* Bytes of ModRM, SIB and displacement at p, or 0 past end; *rip set
+ * when the operand is rip-relative. */
+static int modrm_len(const uint8_t *p, const uint8_t *end, bool *rip)
 {
 	uint8_t m, mod, rm;
 	int n = 1;
@@ -133,16 +134,19 @@ static int modrm_len(const uint8_t *p, const uint8_t *end)
 		if (mod == 0 && (p[1] & 7) == 5)
 			return n + 4;		/* no base: disp32 */
 	} else if (mod == 0 && rm == 5) {
+		*rip = true;
 		return n + 4;			/* rip + disp32 */
 	}
 	return n + (mod == 1 ? 1 : mod == 2 ? 4 : 0);
 }
 
-/* The length of the instruction at p, or 0: not one this decoder knows. */
-static int length(const uint8_t *p, const uint8_t *end)
+/* The length of the instruction at p, or 0: not one this decoder knows.
+ * *plain: it may run anywhere else unchanged (no branch, call or return,
+ * no rip-relative operand, a one-byte-map data instruction). */
+int xsc__insn_len(const uint8_t *p, const uint8_t *end, bool *plain)
 {
 	const uint8_t *q = p;
-	bool osize = false, rexw = false;
+	bool osize = false, rexw = false, rip = false;
 	uint8_t op, k;
 	int n;
 
@@ -163,6 +167,9 @@ static int length(const uint8_t *p, const uint8_t *end)
 	if (q >= end)
 		return 0;
 	op = *q++;
+	/* ALU, test, xchg, mov, lea and mov-immediate forms: data only */
+	*plain = (op < 0x40 && (op & 7) < 6) || (op >= 0x80 && op <= 0x8b && op != 0x82) ||
+		 op == 0x8d || (op >= 0xb0 && op <= 0xbf) || op == 0xc6 || op == 0xc7;
 	if (op == 0x0f) {
 		if (q >= end)
 			return 0;
@@ -187,10 +194,12 @@ static int length(const uint8_t *p, const uint8_t *end)
 	if (k & BAD)
 		return 0;
 	if (k & MODRM) {
-		if ((n = modrm_len(q, end)) == 0)
+		if ((n = modrm_len(q, end, &rip)) == 0)
 			return 0;
 		q += n;
 	}
+	if (rip || (k & (REL8 | REL32)) == REL32)
+		*plain = false;
 	if (k & I8)
 		q += 1;
 	if (k & I16)
@@ -205,19 +214,35 @@ static int length(const uint8_t *p, const uint8_t *end)
 	return q <= end ? (int)(q - p) : 0;
 }
 
-bool xsc__insn_boundary(uintptr_t start, uintptr_t site)
+int xsc__insn_before(uintptr_t start, uintptr_t at, uintptr_t prev[2], bool *plain)
 {
-	const uint8_t *p = (const uint8_t *)start, *want = (const uint8_t *)site;
+	const uint8_t *p = (const uint8_t *)start, *want = (const uint8_t *)at;
+	bool pl[2] = { false, false };
 
-	if (!start || start > site || site - start > 4096)
-		return false;
+	prev[0] = prev[1] = 0;
+	if (!start || start > at || at - start > 4096)
+		return -1;
 	while (p < want) {
-		int n = length(p, want + 15);
+		bool one;
+		int n = xsc__insn_len(p, want + 15, &one);
 		if (n == 0)
-			return false;
+			return -1;
+		prev[1] = prev[0];
+		pl[1] = pl[0];
+		prev[0] = (uintptr_t)p;
+		pl[0] = one;
 		p += n;
 	}
-	return p == want;
+	*plain = pl[0];
+	return p == want ? 0 : -1;
+}
+
+bool xsc__insn_boundary(uintptr_t start, uintptr_t site)
+{
+	uintptr_t prev[2];
+	bool plain;
+
+	return xsc__insn_before(start, site, prev, &plain) == 0;
 }
 
 /* .eh_frame_hdr as GNU ld writes it: version 1, eh_frame_ptr pcrel

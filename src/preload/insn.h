@@ -8,6 +8,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The length of the instruction at p (none past end), or 0 when the
+ * decoder does not know it; *plain: it may run in another place unchanged
+ * (a data instruction: no branch, call or return, no rip-relative
+ * operand). */
+int xsc__insn_len(const uint8_t *p, const uint8_t *end, bool *plain);
+
 /* A library's .eh_frame_hdr search table: where its functions start. */
 struct xsc_fdes {
 	const int32_t *pairs;	/* (function start, FDE), relative to hdr */
@@ -23,5 +29,11 @@ uintptr_t xsc__fdes_function(const struct xsc_fdes *t, uintptr_t a);
 /* Is site the start of an instruction, decoding from start (a function's
  * first instruction)?  false also when the decoder cannot tell. */
 bool xsc__insn_boundary(uintptr_t start, uintptr_t site);
+/* Decodes from start to at, which must be an instruction start: 0 and
+ * the starts of the two instructions before it in prev[0] (the nearer)
+ * and prev[1] (0 where there are fewer), *plain for prev[0] (it may run
+ * elsewhere unchanged: no control flow, no rip-relative operand); -1
+ * when the decoder cannot tell. */
+int xsc__insn_before(uintptr_t start, uintptr_t at, uintptr_t prev[2], bool *plain);
 
 #endif

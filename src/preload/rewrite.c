@@ -14,6 +14,12 @@
  *     b8 NN NN NN NN    mov  $nr, %eax          e9 RR RR RR RR  jmp stub
  *     0f 05             syscall          ==>    0f 05           syscall
  *
+ * or, where one data instruction stands between them (glibc's futex
+ * waits and wakes: "xor $0x80,%sil"), the same with that instruction left
+ * in place and run by the stub, after the mov, as in the original order:
+ * it must be position-independent (no branch, no rip-relative operand;
+ * the decoder says).
+ *
  * The stub (one per site, in a page within +-2 GiB of libc) loads the
  * number and the address after the site and jumps to xsc__tp_site_entry
  * (stub_x86_64.S), which keeps the kernel's ABI: every register but rax
@@ -80,8 +86,9 @@
 #define MAP_FIXED_NOREPLACE 0x100000
 #endif
 
-#define STUB_SIZE 32			/* one site's stub */
-#define REGION (256 * 1024)		/* 8,191 stubs: libc has 436 sites */
+#define STUB_SIZE 48			/* one site's stub */
+#define REGION (256 * 1024)		/* 5,460 stubs: libc has 465 sites */
+#define NNOPE 1024			/* sites known not rewritable */
 
 void xsc__tp_site_entry(void);		/* stub_x86_64.S */
 /* the xsave area for the enabled state, and whether XSAVEC (compacted,
@@ -97,8 +104,11 @@ static struct {
 	unsigned char *rx, *rw;		/* the stub region's two views */
 	size_t used;			/* bytes of stubs written */
 	_Atomic long nsites;		/* sites rewritten */
-	_Atomic long nkept;		/* trapped sites left as they are */
+	_Atomic long nkept;		/* sites left trapped (about: the
+					   cache of them is direct-mapped) */
 	_Atomic uint32_t traps[XSC_NR_MAX];	/* trapped calls per number */
+	_Atomic uintptr_t nope[NNOPE];	/* checked and left trapped: no decoding
+					   again at each trap (direct-mapped) */
 	const char *why;		/* why it is off, for -v */
 } rw;
 
@@ -212,24 +222,34 @@ void xsc__tp_rewrite_stop(void)
 	rw.on = false;
 }
 
-/* Writes site's stub and returns its executable address, or 0. */
-static uintptr_t new_stub(uintptr_t ret, uint32_t nr)
+/* Writes a site's stub: the mov, the instruction that stood between it
+ * and the syscall (k bytes at mid, none for k = 0) at its place in the
+ * order, the return address, the jump to the entry.  Returns the stub's
+ * executable address, or 0. */
+static uintptr_t new_stub(uintptr_t ret, uint32_t nr, const void *mid, size_t k)
 {
 	unsigned char *w = rw.rw + rw.used;
 	uintptr_t x = (uintptr_t)rw.rx + rw.used;
-	int32_t slot = (int32_t)((intptr_t)rw.rx - (intptr_t)(x + 21));
+	size_t j = 0;
+	int32_t slot;
 
-	if (rw.used + STUB_SIZE > REGION)
+	if (rw.used + STUB_SIZE > REGION || k > 15)
 		return 0;
-	w[0] = 0xb8;				/* mov $nr, %eax */
-	memcpy(w + 1, &nr, 4);
-	w[5] = 0x48;				/* movabs $ret, %rcx */
-	w[6] = 0xb9;
-	memcpy(w + 7, &ret, 8);
-	w[15] = 0xff;				/* jmp *slot(%rip) */
-	w[16] = 0x25;
-	memcpy(w + 17, &slot, 4);
-	memset(w + 21, 0xcc, STUB_SIZE - 21);	/* int3: never reached */
+	w[j++] = 0xb8;				/* mov $nr, %eax */
+	memcpy(w + j, &nr, 4);
+	j += 4;
+	memcpy(w + j, mid, k);			/* position-independent: checked */
+	j += k;
+	w[j++] = 0x48;				/* movabs $ret, %rcx */
+	w[j++] = 0xb9;
+	memcpy(w + j, &ret, 8);
+	j += 8;
+	slot = (int32_t)((intptr_t)rw.rx - (intptr_t)(x + j + 6));
+	w[j++] = 0xff;				/* jmp *slot(%rip) */
+	w[j++] = 0x25;
+	memcpy(w + j, &slot, 4);
+	j += 4;
+	memset(w + j, 0xcc, STUB_SIZE - j);	/* int3: never reached */
 	rw.used += STUB_SIZE;
 	return x;
 }
@@ -255,34 +275,59 @@ static bool rewritable(long nr)
 }
 
 /* A trap from the instruction before ip, for system call nr. */
+/* Where the site of the syscall at ip - 2 is: the "mov $nr,%eax" right
+ * before it, or one data instruction before that (which the stub then
+ * runs: *mid, *k).  0 when it is neither, or not proven. */
+static uintptr_t find_site(uintptr_t ip, long nr, uintptr_t *mid, size_t *k)
+{
+	uintptr_t prev[2], m;
+	bool plain;
+
+	if (xsc__insn_before(xsc__fdes_function(&rw.fdes, ip - 2), ip - 2, prev, &plain))
+		return 0;
+	m = prev[0];
+	if (ip - 2 - m == 5 && *(const uint8_t *)m == 0xb8 &&
+	    !memcmp((const void *)(m + 1), &(uint32_t){ (uint32_t)nr }, 4)) {
+		*k = 0;
+		return m;	/* mov; syscall */
+	}
+	if (!plain || !prev[1] || m - prev[1] != 5 || *(const uint8_t *)prev[1] != 0xb8 ||
+	    memcmp((const void *)(prev[1] + 1), &(uint32_t){ (uint32_t)nr }, 4))
+		return 0;
+	*mid = m;
+	*k = ip - 2 - m;
+	return prev[1];		/* mov; one data instruction; syscall */
+}
+
+/* A trap from the syscall instruction before ip, for system call nr. */
 void xsc__tp_rewrite_site(uintptr_t ip, long nr)
 {
-	uintptr_t site = ip - 7, page = site & ~4095UL;
-	/* the 8 bytes exchanged: from the site, or ending after it, in the
-	 * site's cache line */
-	uintptr_t w = (site & 63) <= 56 ? site : site - 3;
-	const unsigned char *s = (const unsigned char *)site;
+	_Atomic uintptr_t *no = &rw.nope[(ip >> 1) % NNOPE];
+	uintptr_t site, page, w, mid = 0, stub;
 	unsigned char bytes[8];
 	uint64_t old, new_;
-	uintptr_t stub;
+	size_t k = 0;
 	int32_t rel;
 
 	if (nr >= 0 && nr < XSC_NR_MAX)
 		atomic_fetch_add_explicit(&rw.traps[nr], 1, memory_order_relaxed);
-	if (!rw.on || site < rw.lo || ip > rw.hi || !rewritable(nr))
+	if (!rw.on || ip - 7 < rw.lo || ip > rw.hi || !rewritable(nr) ||
+	    atomic_load_explicit(no, memory_order_relaxed) == ip)
 		return;
-	if (s[0] != 0xb8 || s[5] != 0x0f || s[6] != 0x05 ||
-	    memcmp(s + 1, &(uint32_t){ (uint32_t)nr }, 4))
-		return;		/* not the pattern, or rewritten meanwhile */
-	if ((w & ~63UL) != ((w + 7) & ~63UL) || (w & ~4095UL) != page ||
-	    !xsc__insn_boundary(xsc__fdes_function(&rw.fdes, site), site)) {
+	site = find_site(ip, nr, &mid, &k);
+	page = site & ~4095UL;
+	/* the 8 bytes exchanged: from the site, or ending after it, in the
+	 * site's cache line */
+	w = (site & 63) <= 56 ? site : site - 3;
+	if (!site || (w & ~63UL) != ((w + 7) & ~63UL) || (w & ~4095UL) != page) {
 		atomic_fetch_add(&rw.nkept, 1);	/* stays trapped */
+		atomic_store_explicit(no, ip, memory_order_relaxed);
 		return;
 	}
 	xsc__spin_lock(&rw.lock);
-	if (s[0] != 0xb8 || !rw.on)
+	if (*(const uint8_t *)site != 0xb8 || !rw.on)
 		goto out_unlock;	/* another thread rewrote it */
-	stub = new_stub(ip, (uint32_t)nr);
+	stub = new_stub(ip, (uint32_t)nr, (const void *)mid, k);
 	if (!stub)
 		goto out_unlock;
 	rel = (int32_t)((intptr_t)stub - (intptr_t)(site + 5));
@@ -347,8 +392,8 @@ void xsc__tp_rewrite_report(void)
 		xsc__say("xsc run: syscall sites not rewritten: %s\n", rw.why);
 	else
 		xsc__say("xsc run: %ld libc syscall sites rewritten, %lu calls "
-			 "through them; %ld traps from sites left as they are "
-			 "(no proven instruction boundary, or across a cache line)\n",
+			 "through them; %ld sites left trapped (no proven "
+			 "instruction boundary, or across a cache line)\n",
 			 atomic_load(&rw.nsites), (unsigned long)through,
 			 atomic_load(&rw.nkept));
 	for (int k = 0; k < 8; k++) {
