@@ -335,6 +335,24 @@ static long interrupted(struct xsc_fiber *f, long nr, long r)
 	return restart ? XSC_TP_RESTART : -EINTR;
 }
 
+/* Real-time signals (32..64) queue: every instance sent to a thread is
+ * delivered once, as the kernel does; the others merge in the pending
+ * mask.  The counts change under tp.lock. */
+#define RTFIRST 32
+
+static inline bool is_rt(int s)
+{
+	return s >= RTFIRST && s <= 64;
+}
+
+/* Records signal sig as pending for fiber f (tp.lock held). */
+static void pend_locked(struct xsc_fiber *f, int sig)
+{
+	if (is_rt(sig) && f->tp.rtq[sig - RTFIRST] < UINT16_MAX)
+		f->tp.rtq[sig - RTFIRST]++;
+	__atomic_or_fetch(&f->tp.pending, SIGBIT(sig), __ATOMIC_RELEASE);
+}
+
 /* A signal for another fiber waits in the fiber and is raised on whichever
  * kernel thread runs it, right before it returns to program code (a call it
  * is blocked in is not interrupted).  1 if vtid names a fiber, 0 if not,
@@ -349,7 +367,7 @@ static int tid_post(int vtid, int sig)
 	for (struct xsc_fiber *f = tp.tids[(unsigned)vtid % NTID]; f; f = f->tp.link) {
 		if (f->vtid == vtid) {
 			if (sig)
-				__atomic_or_fetch(&f->tp.pending, SIGBIT(sig), __ATOMIC_RELEASE);
+				pend_locked(f, sig);
 			if (sig && f->tp.wait_fd && (f->tp.wait_set & SIGBIT(sig)))
 				xsc__sys3(SYS_write, f->tp.wait_fd - 1, (long)&(uint64_t){ 1 }, 8);
 			else if (sig && !(f->sigmask & SIGBIT(sig)))
@@ -365,14 +383,29 @@ static int tid_post(int vtid, int sig)
 /* Raises the signals other threads sent to the running fiber. */
 void xsc__tp_deliver(struct xsc_fiber *f)
 {
-	uint64_t p = __atomic_fetch_and(&f->tp.pending, f->sigmask, __ATOMIC_ACQUIRE) &
-		     ~f->sigmask;	/* blocked ones stay pending */
 	int ktid = xsc__vcpu()->tp.ktid;
 	long pid = xsc__sys0(SYS_getpid);
+	uint16_t n[33];
+	uint64_t p;
 
-	for (int s = 1; p; s++, p >>= 1)
-		if (p & 1)
+	/* taken under the lock, raised after it: a handler runs inside the
+	 * tgkill below and may send signals itself */
+	xsc__spin_lock(&tp.lock);
+	p = __atomic_fetch_and(&f->tp.pending, f->sigmask, __ATOMIC_ACQUIRE) &
+	    ~f->sigmask;	/* blocked ones stay pending */
+	for (int s = RTFIRST; s <= 64; s++) {
+		n[s - RTFIRST] = f->tp.rtq[s - RTFIRST];
+		if (p & SIGBIT(s))
+			f->tp.rtq[s - RTFIRST] = 0;
+	}
+	xsc__spin_unlock(&tp.lock);
+	for (int s = 1; s <= 64; s++) {
+		if (!(p & SIGBIT(s)))
+			continue;
+		int k = is_rt(s) && n[s - RTFIRST] ? n[s - RTFIRST] : 1;
+		while (k--)
 			xsc__sys3(SYS_tgkill, pid, ktid, s);
+	}
 }
 
 /* ---- fiber records ------------------------------------------------------------ */
@@ -659,7 +692,13 @@ static long futex(const long *a)
  * (preempt) switches the fiber out from inside the signal frame: the
  * fiber goes to the back of its vcpu's queue and, when it runs again,
  * returns from the handler to where it was.  SIGURG, whose default action
- * is to ignore it, goes to the program's own handler when it is not ours. */
+ * is to ignore it, goes to the program's own handler when it is not ours.
+ * A fiber that makes system calls without ever switching (a thread
+ * polling with getppid, clock reads the vDSO cannot do, non-blocking
+ * reads: all run inline) is in the runtime, not in program code, most of
+ * the time the watchdog looks: it is told to yield at its next call
+ * instead (want_yield, dispatch), or it starved the others on its vcpu
+ * for good (a thread that waits for it to finish never ran again). */
 #define PREEMPT_SIG SIGURG
 
 static bool preempt(struct xsc_vcpu *v, siginfo_t *si, ucontext_t *uc)
@@ -702,6 +741,9 @@ static void *watchdog(void *arg)
 			struct xsc_vcpu *v = &xsc__rt.v[i];
 			uint64_t sw = __atomic_load_n(&v->switches, __ATOMIC_RELAXED);
 			struct xsc_fiber *cur = __atomic_load_n(&v->cur, __ATOMIC_RELAXED);
+			if (cur && sw == seen[i].switches && cur == seen[i].cur &&
+			    !atomic_load(&v->idle))
+				atomic_store(&v->tp.want_yield, 1);
 			if (cur && sw == seen[i].switches && cur == seen[i].cur &&
 			    v->tp.sel == TP_SEL_BLOCK && !atomic_load(&v->idle)) {
 				siginfo_t si;
@@ -940,7 +982,9 @@ static long kill_(long nr, const long *a)
 	if (f && tid == f->vtid && sig > 0 && sig <= 64 && (f->sigmask & SIGBIT(sig))) {
 		/* blocked: pending for this thread, not for the kernel thread
 		 * that other fibers share */
-		__atomic_or_fetch(&f->tp.pending, SIGBIT(sig), __ATOMIC_RELEASE);
+		xsc__spin_lock(&tp.lock);
+		pend_locked(f, sig);
+		xsc__spin_unlock(&tp.lock);
 		return 0;
 	}
 	if (f && tid == f->vtid)
@@ -964,17 +1008,26 @@ static long kill_(long nr, const long *a)
  * readable; vcpus with no fiber to run block what no thread accepts, so
  * such a signal stays pending for the waiter: see account()). */
 
-/* The lowest signal of set sent to fiber f, taken; 0 if none. */
+/* The lowest signal of set sent to fiber f, taken (one instance of a
+ * real-time one); 0 if none. */
 static int take_own(struct xsc_fiber *f, uint64_t set)
 {
 	uint64_t p;
+	int s = 0;
 
-	while ((p = __atomic_load_n(&f->tp.pending, __ATOMIC_ACQUIRE) & set) != 0) {
-		int s = __builtin_ctzll(p) + 1;
-		if (__atomic_fetch_and(&f->tp.pending, ~SIGBIT(s), __ATOMIC_ACQ_REL) & SIGBIT(s))
-			return s;
+	xsc__spin_lock(&tp.lock);
+	if ((p = __atomic_load_n(&f->tp.pending, __ATOMIC_ACQUIRE) & set) != 0) {
+		s = __builtin_ctzll(p) + 1;
+		if (is_rt(s) && f->tp.rtq[s - RTFIRST] > 1)
+			f->tp.rtq[s - RTFIRST]--;	/* more queued: stays pending */
+		else {
+			if (is_rt(s))
+				f->tp.rtq[s - RTFIRST] = 0;
+			__atomic_fetch_and(&f->tp.pending, ~SIGBIT(s), __ATOMIC_ACQ_REL);
+		}
 	}
-	return 0;
+	xsc__spin_unlock(&tp.lock);
+	return s;
 }
 
 /* Parks fiber f until a signal of set may be pending for it or the
@@ -1325,6 +1378,14 @@ static long dispatch(long nr, const long *a, ucontext_t *uc)
 
 	if (__builtin_expect(xsc__vcpu()->tp.repin, 0))
 		repin(xsc__vcpu());	/* after a process clone (fork_like) */
+	if (__builtin_expect(atomic_load_explicit(&xsc__vcpu()->tp.want_yield,
+						  memory_order_relaxed), 0)) {
+		/* a whole tick without a switch (watchdog): the others, and the
+		 * completions they wait for, get their turn */
+		atomic_store(&xsc__vcpu()->tp.want_yield, 0);
+		xsc__vcpu()->poll_now = true;
+		xsc_yield();
+	}
 	if (xsc__rt_creds_behind(xsc__vcpu()))	/* before any call, direct too */
 		xsc__rt_creds_catch_up(xsc__vcpu());
 
@@ -1545,6 +1606,7 @@ static void rearm(void)
 	f->home = NULL;
 	f->state = F_RUNNING;
 	f->tp.pending = 0;	/* a child starts with no signal pending */
+	memset(f->tp.rtq, 0, sizeof(f->tp.rtq));
 	f->tp.wait_set = 0;
 	f->tp.wait_fd = 0;
 	f->tp.call = 0;

@@ -21,6 +21,8 @@ struct xsc_tp_fiber {
 	void *regs;			/* registers a cloned thread starts with */
 	struct xsc_fiber *link;		/* thread id table chain */
 	uint64_t pending;		/* signals sent to it by other threads */
+	uint16_t rtq[33];		/* of those, real-time ones (32..64):
+					   instances queued, as the kernel queues */
 	uint64_t wait_set;		/* signals a sigwait/sigsuspend waits for */
 	int wait_fd;			/* that wait's eventfd + 1 (0: none) */
 	uint32_t nsig;			/* handlers run on it (sigsuspend) */
@@ -49,6 +51,8 @@ struct xsc_tp_vcpu {
 	int ktid;			/* this kernel thread's real id */
 	uint64_t ntrap, nfast;		/* calls seen through SIGSYS / by symbol */
 	uint64_t nsite;			/* calls through rewritten sites */
+	_Atomic int want_yield;		/* the watchdog saw one fiber run a whole
+					   tick: yield at its next call */
 };
 
 #endif

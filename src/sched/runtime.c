@@ -621,7 +621,8 @@ static void loop(struct xsc_vcpu *v)
 		 * fibers keep running (one spinning in xsc_yield is always
 		 * runnable): every 64 switches the batch goes out even if it
 		 * is small. */
-		bool tick = (v->switches & 63) == 0;
+		bool tick = (v->switches & 63) == 0 || v->poll_now;
+		v->poll_now = false;
 		if (tick || v->ewait.head) {
 			if (tick && v->x->npending)
 				xsc_flush(v->x);

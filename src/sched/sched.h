@@ -88,6 +88,8 @@ struct xsc_vcpu {
 	uint32_t *unlock_after;		/* parking protocol (see above) */
 	struct xsc_fiber *dead;		/* exited fiber to reclaim */
 	bool yielded;			/* the fiber switched out by xsc_yield */
+	bool poll_now;			/* ... and asks for a flush and reap at once
+					   (a fiber preempted in its calls) */
 	/* run queue: other vcpus push and steal, so it has a lock */
 	uint32_t rq_lock;
 	struct xsc_fiber *rq_head, *rq_tail;

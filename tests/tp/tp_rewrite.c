@@ -18,6 +18,10 @@
  *   - threads racing through a site while it is being rewritten: 8
  *     threads call getppid and take a contended mutex (glibc's futex
  *     sites) from the start, every result checked, errno untouched.
+ *   - signals while a thread is inside rewritten calls: a thread calls
+ *     getppid in a loop while main sends it 200 queued real-time signals;
+ *     the handler calls getppid too (a rewritten site inside a handler);
+ *     every result right, every signal handled once.
  *   - fork after rewriting: the child calls the rewritten getppid.
  *   - code of the program's own with the same bytes is never rewritten
  *     (only libc's sites are): it is called twice and must be unchanged.
@@ -30,6 +34,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -259,6 +264,51 @@ static int check_race(void)
 	return bad != 0 || counter != NT * NCALL;
 }
 
+#define NSIG_SENT 200
+static volatile sig_atomic_t handled, handler_bad, spin_stop;
+
+static void on_rt(int sig)
+{
+	(void)sig;
+	handler_bad |= getppid() != parent;
+	handled++;
+}
+
+static void *spinner(void *arg)
+{
+	long bad = 0;
+
+	(void)arg;
+	while (!spin_stop)
+		bad += getppid() != parent;
+	return (void *)bad;
+}
+
+static int check_signals(void)
+{
+	struct sigaction sa;
+	pthread_t th;
+	void *r;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_rt;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGRTMIN + 1, &sa, NULL);
+	parent = getppid();
+	pthread_create(&th, NULL, spinner, NULL);
+	for (int i = 0; i < NSIG_SENT; i++) {
+		pthread_kill(th, SIGRTMIN + 1);
+		usleep(200);
+	}
+	for (int i = 0; i < 2000 && handled < NSIG_SENT; i++)
+		usleep(1000);
+	spin_stop = 1;
+	pthread_join(th, &r);
+	printf("signals: %d of %d handled, %s\n", (int)handled, NSIG_SENT,
+	       (long)r || handler_bad ? "wrong results" : "every result right");
+	return handled != NSIG_SENT || (long)r != 0 || handler_bad;
+}
+
 static int check_fork(void)
 {
 	pid_t me = getpid(), c;
@@ -308,6 +358,7 @@ int main(void)
 
 	bad |= check_yield();
 	bad |= check_race();
+	bad |= check_signals();
 	bad |= check_fork();
 	bad |= check_own_code();
 	bad |= check_registers();	/* once more, after the threads */
