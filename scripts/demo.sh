@@ -18,6 +18,9 @@ if [ -e "$build/libxsc-preload.so" ]; then
 	echo "== the same unmodified httpd-nptl binary, natively vs under xsc run (xsc bench transparent --quick) =="
 	"$xsc" bench transparent --quick
 	echo
+	echo "== libc calls natively, under xsc run trapped, and with libc's sites rewritten (xsc bench calls --quick) =="
+	"$xsc" bench calls --quick
+	echo
 	echo "== Debian's Apache as Debian runs it, natively vs under xsc run (xsc bench apache --quick) =="
 	"$xsc" bench apache --quick
 	echo
