@@ -15,8 +15,12 @@
  *     SIGSYS; the handler executes it (below) and returns its result in
  *     rax.  Runtime code runs with the selector at ALLOW.
  *   - the hot libc wrappers (read, write, accept4, ...: wrap.c) are also
- *     interposed by symbol, which skips the ~2 us signal round trip.
- * Both paths end in xsc__tp_call().
+ *     interposed by symbol, which skips the ~1-2 us signal round trip;
+ *   - libc's own system call sites are rewritten into jumps to the
+ *     runtime after their first trap (rewrite.c), for the calls libc
+ *     makes inside itself.
+ * All paths end in xsc__tp_call(), which takes its policy from the syscall
+ * table's .shim (dispatch, below).
  *
  * Per-fiber identity: glibc's own pthread_create runs unchanged (its stack,
  * its TLS block, its struct pthread) up to the clone3 system call, which is
