@@ -745,11 +745,11 @@ static void *watchdog(void *arg)
 			struct xsc_vcpu *v = &xsc__rt.v[i];
 			uint64_t sw = __atomic_load_n(&v->switches, __ATOMIC_RELAXED);
 			struct xsc_fiber *cur = __atomic_load_n(&v->cur, __ATOMIC_RELAXED);
-			if (cur && sw == seen[i].switches && cur == seen[i].cur &&
-			    !atomic_load(&v->idle))
+			bool stuck = cur && sw == seen[i].switches && cur == seen[i].cur &&
+				     !atomic_load(&v->idle);
+			if (stuck)
 				atomic_store(&v->tp.want_yield, 1);
-			if (cur && sw == seen[i].switches && cur == seen[i].cur &&
-			    v->tp.sel == TP_SEL_BLOCK && !atomic_load(&v->idle)) {
+			if (stuck && v->tp.sel == TP_SEL_BLOCK) {
 				siginfo_t si;
 				memset(&si, 0, sizeof(si));
 				si.si_signo = PREEMPT_SIG;

@@ -33,6 +33,26 @@ void xsc__tp_rewrite_stop(void);
 void xsc__tp_rewrite_report(void);
 
 
+/* Program code on fiber v->cur makes call nr through the runtime: the
+ * selector is ALLOW while it runs, *count counts it, and signals other
+ * threads sent it are raised before it returns (the fiber may come back
+ * on another vcpu).  For the interposed functions and the rewritten
+ * sites (rewrite.c). */
+static inline long xsc__tp_enter(struct xsc_vcpu *v, long nr, const long *a,
+				 uint64_t *count)
+{
+	long r;
+
+	v->tp.sel = TP_SEL_ALLOW;
+	(*count)++;
+	r = xsc__tp_call(nr, a);
+	v = xsc__vcpu();
+	if (__builtin_expect((v->cur->tp.pending & ~v->cur->sigmask) != 0, 0))
+		xsc__tp_deliver(v->cur);
+	v->tp.sel = TP_SEL_BLOCK;
+	return r;
+}
+
 /* Entry from a libc function the library interposes (wrap.c): program
  * code on a fiber runs with the selector at BLOCK; anything else (our own
  * code, signal handlers, threads that are not vcpus, a forked child) runs
@@ -44,15 +64,8 @@ static inline long xsc__tp_fast(long nr, long a0, long a1, long a2, long a3,
 
 	if (xsc__tp && (v = xsc__vcpu()) != NULL && v->cur &&
 	    v->tp.sel == TP_SEL_BLOCK && !v->tp.in_handler) {
-		long a[6] = { a0, a1, a2, a3, a4, a5 }, r;
-		v->tp.sel = TP_SEL_ALLOW;
-		v->tp.nfast++;
-		r = xsc__tp_call(nr, a);
-		v = xsc__vcpu();
-		if (__builtin_expect((v->cur->tp.pending & ~v->cur->sigmask) != 0, 0))
-			xsc__tp_deliver(v->cur);
-		v->tp.sel = TP_SEL_BLOCK;
-		return r;
+		long a[6] = { a0, a1, a2, a3, a4, a5 };
+		return xsc__tp_enter(v, nr, a, &v->tp.nfast);
 	}
 	return xsc__sys6(nr, a0, a1, a2, a3, a4, a5);
 }

@@ -364,18 +364,14 @@ long xsc__tp_site_call(long nr, const long *a)
 		return xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	errp = &errno;
 	saved = *errp;
-	v->tp.sel = TP_SEL_ALLOW;
 	if (v->tp.in_handler) {
+		v->tp.sel = TP_SEL_ALLOW;
 		r = xsc__tp_handler_call(v, nr, a);
+		v->tp.sel = TP_SEL_BLOCK;
 	} else {
-		v->tp.nsite++;
-		r = xsc__tp_call(nr, a);
-		v = xsc__vcpu();	/* the fiber may have moved */
-		if (__builtin_expect((v->cur->tp.pending & ~v->cur->sigmask) != 0, 0))
-			xsc__tp_deliver(v->cur);
+		r = xsc__tp_enter(v, nr, a, &v->tp.nsite);
 	}
 	*errp = saved;
-	v->tp.sel = TP_SEL_BLOCK;
 	return r;
 }
 
