@@ -18,8 +18,10 @@
  * a number no row describes may block, runs on any thread and has no
  * io_uring form.  When you add an io_uring translation, add its prep (and
  * done) in uring_prep.h, the README's list of translated calls and a
- * differential case (tests/t_diff_fs.c, t_diff_net.c, t_diff_misc.c:
- * t_table fails without one).
+ * differential case (its number in tests/diff_calls.h and a case in the
+ * t_diff_*.c that lists it: t_table fails without the first, the
+ * differential test without the second).  Argument names come from the
+ * vocabulary below (akinds[]): the profiler reads their kinds.
  */
 #include "uring_prep.h"
 
@@ -128,6 +130,95 @@ static const char *const names[XSC_NR_MAX] = {
 	[XSC_NR_NOP] = "xsc_nop",
 };
 
+/* ---- argument names ------------------------------------------------------ */
+
+/* Every name a row's .args may use, and its enum xsc_akind; sorted (the
+ * table check says so when it is not).  Add a name here before a row
+ * uses it. */
+static const struct akind {
+	const char *name;
+	char kind;
+} akinds[] = {
+	{ "a", 'i' }, { "act_in", 'p' }, { "act_out", 'p' }, { "addr", 'p' },
+	{ "addr_in", 'p' }, { "addr_out", 'p' }, { "advice", 'c' },
+	{ "amode", 'c' }, { "arg", 'p' }, { "args", 'p' }, { "argsz", 'n' },
+	{ "argv", 'p' }, { "attr", 'p' }, { "b", 'i' }, { "backlog", 'i' },
+	{ "c", 'i' }, { "cache", 'p' }, { "clock", 'c' }, { "cmd", 'c' },
+	{ "code", 'c' }, { "count", 'i' }, { "cpu", 'i' }, { "cpu_out", 'p' },
+	{ "ctid", 'p' }, { "d", 'i' }, { "data", 'p' }, { "desc", 'p' },
+	{ "dirfd", 'f' }, { "domain", 'c' }, { "entries", 'n' }, { "envp", 'p' },
+	{ "epfd", 'f' }, { "event_in", 'p' }, { "fd", 'f' }, { "fds", 'p' },
+	{ "fds_out", 'p' }, { "fields", 'c' }, { "flags", 'c' }, { "from", 'i' },
+	{ "gid", 'i' }, { "group_fd", 'f' }, { "hdr", 'p' }, { "head", 'p' },
+	{ "how", 'c' }, { "in", 'p' }, { "info", 'p' }, { "info_out", 'p' },
+	{ "io", 'p' }, { "iov_in", 'p' }, { "iov_out", 'p' }, { "keydesc", 's' },
+	{ "keyring", 'i' }, { "keytype", 's' }, { "len", 'n' }, { "lenp", 'p' },
+	{ "level", 'i' }, { "list", 'p' }, { "mask", 'p' }, { "maxnode", 'n' },
+	{ "min_complete", 'i' }, { "mode", 'i' }, { "ms", 'i' }, { "msg_in", 'p' },
+	{ "msg_out", 'p' }, { "msgvec", 'p' }, { "n", 'n' }, { "name", 's' },
+	{ "node_out", 'p' }, { "nodemask", 'p' }, { "nr", 'n' }, { "num", 'i' },
+	{ "off", 'i' }, { "off_hi", 'i' }, { "offp", 'p' }, { "old", 'p' },
+	{ "on", 'i' }, { "op", 'c' }, { "options", 'c' }, { "optlevel", 'c' },
+	{ "optname", 'c' }, { "out", 'p' }, { "param", 'p' }, { "params", 'p' },
+	{ "path", 's' }, { "payload", 'p' }, { "persona", 'i' }, { "pid", 'i' },
+	{ "policy", 'c' }, { "pollfd_io", 'p' }, { "prio", 'i' }, { "prot", 'c' },
+	{ "proto", 'c' }, { "ptid", 'p' }, { "req", 'c' }, { "res", 'c' },
+	{ "rights", 'c' }, { "ring", 'f' }, { "rseq", 'p' }, { "ruleset_fd", 'f' },
+	{ "rusage_out", 'p' }, { "set", 'p' }, { "sevp", 'p' }, { "sig", 'c' },
+	{ "size", 'n' }, { "size_io", 'p' }, { "ss", 'p' }, { "stack", 'p' },
+	{ "status", 'i' }, { "status_out", 'p' }, { "tgid", 'i' }, { "tid", 'i' },
+	{ "tidp", 'p' }, { "tls", 'p' }, { "to_submit", 'i' }, { "ts", 'p' },
+	{ "ts_in", 'p' }, { "ts_io", 'p' }, { "ts_out", 'p' }, { "tv", 'p' },
+	{ "type", 'c' }, { "uaddr", 'p' }, { "uaddr2", 'p' }, { "uid", 'i' },
+	{ "val", 'i' }, { "val3", 'i' }, { "whence", 'c' }, { "which", 'c' },
+	{ "who", 'i' },
+};
+#define NAKINDS (sizeof(akinds) / sizeof(akinds[0]))
+
+/* The kind of the argument name s[0..len), or 0 when the vocabulary does
+ * not have it. */
+static char akind_of(const char *s, size_t len)
+{
+	size_t lo = 0, hi = NAKINDS;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strncmp(s, akinds[mid].name, len);
+		if (c == 0 && akinds[mid].name[len])
+			c = -1;		/* s is a proper prefix of the name */
+		if (c == 0)
+			return akinds[mid].kind;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return 0;
+}
+
+int xsc__sys_akinds(const struct xsc_sysdef *d, char k[6])
+{
+	const char *p = d->args;
+	int i = 0, unknown = 0;
+
+	memset(k, XSC_A_NONE, 6);
+	while (p && *p) {
+		size_t len = strcspn(p, ",");
+		char c = akind_of(p, len);
+
+		unknown += !c;
+		if (i < 6)
+			k[i++] = c ? c : XSC_A_NONE;
+		p += len + (p[len] == ',');
+	}
+	return unknown;
+}
+
+bool xsc__sys_pair(const struct xsc_sysdef *d)
+{
+	return d->args && strstr(d->args, "fds_out") != NULL;
+}
+
 const struct xsc_sysdef *xsc__sysdef(long nr)
 {
 	if (nr < 0 || nr >= XSC_NR_MAX)
@@ -202,6 +293,15 @@ int xsc__table_check_row(FILE *f, long nr, const struct xsc_sysdef *d)
 		BAD("a row for a number the kernel headers do not name");
 	if (xsc__sys_nargs(d) > 6)
 		BAD("%d arguments", xsc__sys_nargs(d));
+	char k[6];
+	if (xsc__sys_akinds(d, k))
+		BAD("an argument name the vocabulary (table.c akinds[]) lacks: %s", d->args);
+	if (d->newfd >= XSC_NEWFD_NKINDS)
+		BAD("a descriptor kind (.newfd) out of range");
+	if (xsc__sys_pair(d) && !d->newfd)
+		BAD("writes descriptors (fds_out) of no stated kind (.newfd)");
+	if (d->chain.kind == XSC_CHAIN_OPEN && !d->newfd)
+		BAD("a multi-call may forward its descriptor, of no stated kind (.newfd)");
 	if (d->block != XSC_MAY_BLOCK && d->block != XSC_NEVER_BLOCKS)
 		BAD("whether it may block is not stated (.block)");
 	if (d->thread == XSC_THREAD_UNSTATED || d->thread >= XSC_THREAD_NKINDS)
@@ -230,6 +330,13 @@ int xsc__table_check_row(FILE *f, long nr, const struct xsc_sysdef *d)
 int xsc__table_check(FILE *f)
 {
 	int bad = 0;
+
+	for (size_t i = 1; i < NAKINDS; i++)
+		if (strcmp(akinds[i - 1].name, akinds[i].name) >= 0) {
+			fprintf(f, "xsc table: argument names not sorted at %s\n",
+				akinds[i].name);
+			bad++;
+		}
 
 	for (long nr = 0; nr < XSC_NR_MAX; nr++)
 		bad += xsc__table_check_row(f, nr, &xsc__sys[nr]);

@@ -85,6 +85,33 @@ enum xsc_chain {
 	XSC_CHAIN_NOP,
 };
 
+/* .newfd: the kind of descriptor the call's result is (or, with an fds_out
+ * argument, the pair it writes).  The profiler (xsc trace) follows
+ * descriptors by it; a multi-call may forward it (XSC_CHAIN_OPEN). */
+enum xsc_newfd {
+	XSC_NEWFD_NONE,
+	XSC_NEWFD_FILE,		/* a path opened: file, directory, device */
+	XSC_NEWFD_SOCK, XSC_NEWFD_PIPE, XSC_NEWFD_EPOLL, XSC_NEWFD_EVENT,
+	XSC_NEWFD_TIMER, XSC_NEWFD_SIGNAL, XSC_NEWFD_MEMFD, XSC_NEWFD_URING,
+	XSC_NEWFD_INOTIFY, XSC_NEWFD_PIDFD,
+	XSC_NEWFD_DUP,		/* a copy of its fd argument */
+	XSC_NEWFD_NKINDS
+};
+
+/* What each argument is, one letter per argument (xsc__sys_akinds): the
+ * class of each name in .args, from the vocabulary in table.c.  The
+ * profiler labels nodes with fd and const arguments and profiles len,
+ * const and int values. */
+enum xsc_akind {
+	XSC_A_FD = 'f',		/* a file descriptor (dirfd, epfd too) */
+	XSC_A_PTR = 'p',	/* a user pointer: buffer, struct, array */
+	XSC_A_STR = 's',	/* a string: a path, a name */
+	XSC_A_LEN = 'n',	/* a length or count */
+	XSC_A_CONST = 'c',	/* flags, a command, a constant */
+	XSC_A_INT = 'i',	/* another integer: offset, id, mode bits */
+	XSC_A_NONE = '-',	/* no such argument */
+};
+
 struct xsc_sysdef {
 	/* io_uring: the translation (NULL prep: none).  Read on the hot
 	 * path, so first. */
@@ -98,8 +125,11 @@ struct xsc_sysdef {
 	 * thread (a PI futex, __WNOTHREAD, a wait with a signal mask), and
 	 * then runs on it whatever the row's route (xsc__bound) */
 	bool (*bound)(const int64_t a[6]);
-	const char *args;	/* argument kinds, comma-separated: their count
-				   is the argument count; NULL: not described */
+	const char *args;	/* argument names, comma-separated, each from
+				   the vocabulary in table.c (which gives its
+				   enum xsc_akind); their count is the argument
+				   count; NULL: not described */
+	uint8_t newfd;		/* enum xsc_newfd */
 	uint8_t block;		/* enum xsc_block */
 	uint8_t thread;		/* enum xsc_thread */
 	uint8_t shim;		/* enum xsc_shim */
@@ -126,6 +156,13 @@ extern const struct xsc_sysdef xsc__sys[XSC_NR_MAX];
 const struct xsc_sysdef *xsc__sysdef(long nr);
 /* Its argument count: the kinds listed, or 6 for an undescribed number. */
 int xsc__sys_nargs(const struct xsc_sysdef *d);
+/* The enum xsc_akind letter of each argument into k[0..5] ('-' past the
+ * last, and for every argument of an undescribed number); returns the
+ * count of names the vocabulary does not know (the table check fails on
+ * any). */
+int xsc__sys_akinds(const struct xsc_sysdef *d, char k[6]);
+/* The row writes two descriptors through a pointer (pipe, socketpair). */
+bool xsc__sys_pair(const struct xsc_sysdef *d);
 /* The kernel headers (or the list of newer calls) name number nr. */
 bool xsc__sys_named(long nr);
 /* Why a row's calls run on the calling thread, for `xsc info`. */

@@ -1007,30 +1007,7 @@ static void c_xattr(void)
 
 int main(void)
 {
-	static const struct uring_sys us[] = {
-		{ SYS_read, IORING_OP_READ, 0 }, { SYS_write, IORING_OP_WRITE, 0 },
-		{ SYS_readv, IORING_OP_READV, 0 }, { SYS_writev, IORING_OP_WRITEV, 0 },
-		{ SYS_preadv2, IORING_OP_READV, 0 }, { SYS_pwritev2, IORING_OP_WRITEV, 0 },
-		{ SYS_open, IORING_OP_OPENAT, 0 }, { SYS_openat, IORING_OP_OPENAT, 0 },
-		{ SYS_openat2, IORING_OP_OPENAT2, 0 }, { SYS_close, IORING_OP_CLOSE, 0 },
-		{ SYS_fsync, IORING_OP_FSYNC, 0 }, { SYS_fdatasync, IORING_OP_FSYNC, 0 },
-		{ SYS_sync_file_range, IORING_OP_SYNC_FILE_RANGE, 0 },
-		{ SYS_fallocate, IORING_OP_FALLOCATE, 0 }, { SYS_fadvise64, IORING_OP_FADVISE, 0 },
-		{ SYS_madvise, IORING_OP_MADVISE, 0 }, { SYS_ftruncate, XSC_OP_FTRUNCATE, 0 },
-		{ SYS_statx, IORING_OP_STATX, 0 },
-		{ SYS_stat, IORING_OP_STATX, 0 },
-		{ SYS_lstat, IORING_OP_STATX, 0 },
-		{ SYS_fstat, IORING_OP_STATX, 0 },
-		{ SYS_newfstatat, IORING_OP_STATX, 0 },
-		{ SYS_rename, IORING_OP_RENAMEAT, 0 }, { SYS_renameat, IORING_OP_RENAMEAT, 0 },
-		{ SYS_renameat2, IORING_OP_RENAMEAT, 0 }, { SYS_unlink, IORING_OP_UNLINKAT, 0 },
-		{ SYS_rmdir, IORING_OP_UNLINKAT, 0 }, { SYS_unlinkat, IORING_OP_UNLINKAT, 0 },
-		{ SYS_mkdir, IORING_OP_MKDIRAT, 0 }, { SYS_mkdirat, IORING_OP_MKDIRAT, 0 },
-		{ SYS_symlink, IORING_OP_SYMLINKAT, 0 }, { SYS_symlinkat, IORING_OP_SYMLINKAT, 0 },
-		{ SYS_link, IORING_OP_LINKAT, 0 }, { SYS_linkat, IORING_OP_LINKAT, 0 },
-		{ SYS_getxattr, IORING_OP_GETXATTR, 0 }, { SYS_setxattr, IORING_OP_SETXATTR, 0 },
-		{ SYS_fgetxattr, IORING_OP_FGETXATTR, 0 }, { SYS_fsetxattr, IORING_OP_FSETXATTR, 0 },
-	};
+	static const long us[] = { DIFF_FS_CALLS };
 
 	diff_init();
 	CASE(c_read);

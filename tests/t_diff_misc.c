@@ -529,19 +529,8 @@ static void c_fdops(void)
 
 int main(void)
 {
-	static const struct uring_sys us[] = {
-		{ SYS_splice, IORING_OP_SPLICE, 0 }, { SYS_tee, IORING_OP_TEE, 0 },
-		{ SYS_epoll_ctl, IORING_OP_EPOLL_CTL, 0 },
-		{ SYS_nanosleep, IORING_OP_TIMEOUT, 0 },
-		{ SYS_clock_nanosleep, IORING_OP_TIMEOUT, 0 },
-		{ SYS_poll, IORING_OP_POLL_ADD, IORING_OP_LINK_TIMEOUT },
-		{ SYS_futex, XSC_OP_FUTEX_WAIT, XSC_OP_FUTEX_WAKE },
-		{ SYS_waitid, XSC_OP_WAITID, 0 },
-	};
-	static const long other[] = {
-		SYS_getppid, SYS_mmap, SYS_munmap, SYS_mprotect, SYS_brk, SYS_getdents64,
-		SYS_ioctl, SYS_fcntl, SYS_dup, SYS_pipe2, SYS_lseek, SYS_getcwd, SYS_uname,
-	};
+	static const long us[] = { DIFF_MISC_CALLS };
+	static const long other[] = { DIFF_MISC_OTHER };
 
 	diff_init();
 	CASE(c_splice_tee);

@@ -488,14 +488,7 @@ static void c_shutdown(void)
 
 int main(void)
 {
-	static const struct uring_sys us[] = {
-		{ SYS_socket, IORING_OP_SOCKET, 0 }, { SYS_connect, IORING_OP_CONNECT, 0 },
-		{ SYS_accept, IORING_OP_ACCEPT, 0 }, { SYS_accept4, IORING_OP_ACCEPT, 0 },
-		{ SYS_bind, XSC_OP_BIND, 0 }, { SYS_listen, XSC_OP_LISTEN, 0 },
-		{ SYS_sendto, IORING_OP_SEND, IORING_OP_SENDMSG },
-		{ SYS_recvfrom, IORING_OP_RECV, 0 }, { SYS_sendmsg, IORING_OP_SENDMSG, 0 },
-		{ SYS_recvmsg, IORING_OP_RECVMSG, 0 }, { SYS_shutdown, IORING_OP_SHUTDOWN, 0 },
-	};
+	static const long us[] = { DIFF_NET_CALLS };
 
 	diff_init();
 	CASE(c_socket);

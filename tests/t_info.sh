@@ -39,6 +39,9 @@ row mmap '^  xsc run:     made directly'
 row gettid '^  xsc run:     answered by the shim'
 row futex '^  thread:      any, except for some arguments'
 row mount 'not described by the table'
+row write '^  arguments:   fd pointer length$'
+row pipe2 '^  returns:     two descriptors, written to fds_out \(pipe\)'
+row accept4 '^  returns:     a descriptor \(socket\)'
 for bad in bogus 999; do
 	if "$xsc" info "$bad" >/dev/null 2>&1; then
 		echo "FAIL: xsc info $bad succeeded"; fail=1

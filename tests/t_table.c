@@ -5,49 +5,28 @@
  *    thread-bound and refused rows are neither translated nor linkable);
  *  - the check itself catches each policy left out: every described row
  *    is copied with one field cleared, and each copy must be flagged;
- *  - every row with an io_uring translation has a differential case: its
- *    SYS_ name appears in tests/t_diff_fs.c, t_diff_net.c or
- *    t_diff_misc.c (a translation without one is untested against the
- *    kernel);
+ *  - the rows with an io_uring translation are exactly the calls the
+ *    differential tests cover (tests/diff_calls.h, read by t_diff_fs.c,
+ *    t_diff_net.c and t_diff_misc.c): a translation without a
+ *    differential case is untested against the kernel;
+ *  - every argument name has a kind (the letters the profiler, xsc
+ *    trace, reads);
  *  - every number the kernel headers name has that name in the library;
  *  - the argument count of a described row is its list of kinds.
  * Not per backend: the table is the same for all. */
-#include <ctype.h>
 #include <sys/syscall.h>
 
+#include "diff_calls.h"
 #include "internal.h"
 #include "testlib.h"
 
-static char *slurp(const char *name)
+static const long diff_calls[] = { DIFF_FS_CALLS, DIFF_NET_CALLS, DIFF_MISC_CALLS };
+#define NDIFF (sizeof(diff_calls) / sizeof(diff_calls[0]))
+
+static bool diff_covers(long nr)
 {
-	char path[512];
-	FILE *f;
-	long n;
-	char *b;
-
-	snprintf(path, sizeof(path), "%s/tests/%s", XSC_SOURCE_DIR, name);
-	f = fopen(path, "r");
-	if (!f)
-		skip("no source tree at %s (installed tests)", XSC_SOURCE_DIR);
-	CHECK_EQ(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	CHECK(n > 0);
-	rewind(f);
-	b = malloc((size_t)n + 1);
-	CHECK(b && fread(b, 1, (size_t)n, f) == (size_t)n);
-	b[n] = 0;
-	fclose(f);
-	return b;
-}
-
-/* "SYS_name" as a whole token in src */
-static bool mentions(const char *src, const char *name)
-{
-	char tok[80];
-	size_t len = (size_t)snprintf(tok, sizeof(tok), "SYS_%s", name);
-
-	for (const char *p = src; (p = strstr(p, tok)) != NULL; p += len)
-		if (!isalnum((unsigned char)p[len]) && p[len] != '_')
+	for (size_t i = 0; i < NDIFF; i++)
+		if (diff_calls[i] == nr)
 			return true;
 	return false;
 }
@@ -79,6 +58,10 @@ static int check_the_check(void)
 		MUST_FLAG(".thread left out", m.thread = XSC_THREAD_UNSTATED);
 		MUST_FLAG(".shim left out", m.shim = XSC_SHIM_UNSTATED);
 		MUST_FLAG(".args left out", m.args = NULL);
+		MUST_FLAG("an argument name without a kind", m.args = "fd,no_such_kind");
+		MUST_FLAG(".newfd out of range", m.newfd = XSC_NEWFD_NKINDS);
+		if (xsc__sys_pair(d) || d->chain.kind == XSC_CHAIN_OPEN)
+			MUST_FLAG(".newfd left out", m.newfd = XSC_NEWFD_NONE);
 		if (d->uring.prep && nr != XSC_NR_NOP)
 			MUST_FLAG(".uring.op left out", memset(m.uring.op, 0, 2));
 		if (d->uring.prep)
@@ -102,7 +85,6 @@ static int check_the_check(void)
 
 int main(void)
 {
-	char *diff[3] = { slurp("t_diff_fs.c"), slurp("t_diff_net.c"), slurp("t_diff_misc.c") };
 	int bad = 0, translated = 0, described = 0;
 
 	if (xsc__table_check(stderr))
@@ -114,13 +96,18 @@ int main(void)
 		if (!d->uring.prep)
 			continue;
 		translated++;
-		if (nr < XSC_NR_NOP &&
-		    !mentions(diff[0], nm) && !mentions(diff[1], nm) && !mentions(diff[2], nm)) {
+		if (nr < XSC_NR_NOP && !diff_covers(nr)) {
 			fprintf(stderr, "%ld %s: translated to io_uring, but no "
-				"differential case (t_diff_*.c)\n", nr, nm);
+				"differential case (tests/diff_calls.h)\n", nr, nm);
 			bad = 1;
 		}
 	}
+	for (size_t i = 0; i < NDIFF; i++)
+		if (!xsc__sys[diff_calls[i]].uring.prep) {
+			fprintf(stderr, "%s: in tests/diff_calls.h, but not translated\n",
+				xsc_syscall_name(diff_calls[i]));
+			bad = 1;
+		}
 	/* the kernel headers' numbers: each has its own name */
 #define XSC_SYSNAME(n, nm) \
 	if (strcmp(xsc_syscall_name(n), #nm)) { \
@@ -131,9 +118,13 @@ int main(void)
 	CHECK_EQ(xsc__sys_nargs(&xsc__sys[SYS_read]), 3);
 	CHECK_EQ(xsc__sys_nargs(&xsc__sys[SYS_getppid]), 0);
 	CHECK_EQ(xsc__sys_nargs(&xsc__sys[SYS_futex]), 6);
+	/* argument kinds: the letters the profiler reads */
+	char k[6];
+	CHECK_EQ(xsc__sys_akinds(&xsc__sys[SYS_openat], k), 0);
+	CHECK(!memcmp(k, "fsci--", 6));
+	CHECK(xsc__sys[SYS_openat].newfd == XSC_NEWFD_FILE);
+	CHECK(xsc__sys_pair(&xsc__sys[SYS_pipe2]) && !xsc__sys_pair(&xsc__sys[SYS_dup]));
 	bad |= check_the_check();
-	for (int i = 0; i < 3; i++)
-		free(diff[i]);
 	if (bad)
 		return 1;
 	printf("ok: %d rows described, %d translated to io_uring, each with a "

@@ -47,6 +47,32 @@ static const char *chain_text(const struct xsc_sysdef *d)
 	}
 }
 
+static const char *akind_text(char k)
+{
+	switch (k) {
+	case XSC_A_FD: return "fd";
+	case XSC_A_PTR: return "pointer";
+	case XSC_A_STR: return "string";
+	case XSC_A_LEN: return "length";
+	case XSC_A_CONST: return "constant";
+	case XSC_A_INT: return "integer";
+	default: return "?";
+	}
+}
+
+static const char *newfd_text(int k)
+{
+	static const char *const t[XSC_NEWFD_NKINDS] = {
+		[XSC_NEWFD_FILE] = "file", [XSC_NEWFD_SOCK] = "socket",
+		[XSC_NEWFD_PIPE] = "pipe", [XSC_NEWFD_EPOLL] = "epoll",
+		[XSC_NEWFD_EVENT] = "eventfd", [XSC_NEWFD_TIMER] = "timerfd",
+		[XSC_NEWFD_SIGNAL] = "signalfd", [XSC_NEWFD_MEMFD] = "memfd",
+		[XSC_NEWFD_URING] = "io_uring", [XSC_NEWFD_INOTIFY] = "inotify",
+		[XSC_NEWFD_PIDFD] = "pidfd", [XSC_NEWFD_DUP] = "a copy of its fd",
+	};
+	return k > 0 && k < XSC_NEWFD_NKINDS && t[k] ? t[k] : "?";
+}
+
 int xsc_info_row(struct xsc *x, const char *arg)
 {
 	long nr = lookup(arg);
@@ -63,6 +89,20 @@ int xsc_info_row(struct xsc *x, const char *arg)
 	printf("%s (%ld): %s\n", xsc_syscall_name(nr), nr,
 	       !d->args ? "not described by the table" :
 	       *d->args ? d->args : "no arguments");
+	if (d->args && *d->args) {
+		char k[6];
+		int n = xsc__sys_nargs(d);
+
+		xsc__sys_akinds(d, k);
+		printf("  arguments:  ");
+		for (int i = 0; i < n && i < 6; i++)
+			printf(" %s", akind_text(k[i]));
+		printf("\n");
+	}
+	if (d->newfd)
+		printf("  returns:     %s (%s)\n", xsc__sys_pair(d) ?
+		       "two descriptors, written to fds_out" : "a descriptor",
+		       newfd_text(d->newfd));
 	printf("  blocks:      %s\n", xsc__may_block(d) ? "may block" : "never blocks");
 	printf("  thread:      %s\n", xsc__row_bound(d) ? xsc__thread_why(d) :
 	       d->bound ? "any, except for some arguments (then the caller)" : "any thread");

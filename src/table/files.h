@@ -109,6 +109,7 @@
 	/* ---- files and directories --------------------------------------- */
 	[SYS_open] = {
 		.args = "path,flags,mode",
+		.newfd = XSC_NEWFD_FILE,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -121,6 +122,7 @@
 	},
 	[SYS_openat] = {
 		.args = "dirfd,path,flags,mode",
+		.newfd = XSC_NEWFD_FILE,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -133,6 +135,7 @@
 	},
 	[SYS_openat2] = {
 		.args = "dirfd,path,how,size",
+		.newfd = XSC_NEWFD_FILE,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -191,7 +194,7 @@
 		},
 	},
 	[SYS_fallocate] = {
-		.args = "fd,mode,off,len",
+		.args = "fd,flags,off,len",
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -235,7 +238,7 @@
 		},
 	},
 	[SYS_statx] = {
-		.args = "dirfd,path,flags,mask,out",
+		.args = "dirfd,path,flags,fields,out",
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,

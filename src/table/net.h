@@ -8,6 +8,7 @@
 	/* ---- sockets ----------------------------------------------------- */
 	[SYS_socket] = {
 		.args = "domain,type,proto",
+		.newfd = XSC_NEWFD_SOCK,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -30,6 +31,7 @@
 	},
 	[SYS_accept] = {
 		.args = "fd,addr_out,lenp",
+		.newfd = XSC_NEWFD_SOCK,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -42,6 +44,7 @@
 	},
 	[SYS_accept4] = {
 		.args = "fd,addr_out,lenp,flags",
+		.newfd = XSC_NEWFD_SOCK,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -211,7 +214,7 @@
 		.bound = futex_bound,
 		.shim = XSC_SHIM_EMULATE,
 		.uring = {
-			.op = { XSC_OP_FUTEX_WAIT },
+			.op = { XSC_OP_FUTEX_WAIT, XSC_OP_FUTEX_WAKE },
 			.prep = xsc__prep_futex,
 			.note = "io_uring; WAIT/WAKE(+BITSET) without timeout; PI ops: the caller; rest: fallback",
 		},

@@ -265,7 +265,7 @@
 		.shim = XSC_SHIM_EMULATE,
 	},
 	[SYS_getcpu] = {
-		.args = "cpu,node,cache",
+		.args = "cpu_out,node_out,cache",
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_THREAD_SCHED,
 		.shim = XSC_SHIM_POST,
@@ -373,13 +373,13 @@
 		.shim = XSC_SHIM_POST,
 	},
 	[SYS_add_key] = {
-		.args = "type,desc,payload,len,ring",
+		.args = "keytype,keydesc,payload,len,keyring",
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_THREAD_KEYRING,
 		.shim = XSC_SHIM_POST,
 	},
 	[SYS_request_key] = {
-		.args = "type,desc,info,ring",
+		.args = "keytype,keydesc,info,keyring",
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_THREAD_KEYRING,
 		.shim = XSC_SHIM_POST,
@@ -458,6 +458,7 @@
 	},
 	[SYS_io_uring_setup] = {
 		.args = "entries,params",
+		.newfd = XSC_NEWFD_URING,
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_THREAD_IO_URING,
 		.shim = XSC_SHIM_POST,

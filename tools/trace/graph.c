@@ -10,7 +10,7 @@
  * thread; sequences never cross threads.
  *
  * Descriptor kinds come from replaying the trace: calls that create
- * descriptors (signature table: newfd, pair) set the kind of the fd they
+ * descriptors (the syscall table: .newfd, fds_out) set the kind of the fd they
  * return, close forgets it, dup copies it.  Each process has one table;
  * clone with CLONE_FILES shares the parent's, fork copies it.  The same
  * replay serves live traces and strace logs, so both label alike.

@@ -1,19 +1,22 @@
 /*
- * sysinfo.c - the profiler's syscall table: names and argument kinds.
+ * sysinfo.c - the profiler's view of the syscall table: names and
+ * argument kinds.
  *
- * Names come from sysnames.h, the library's list generated at build time
- * from the system's <asm/unistd_64.h> (scripts/gen-sysnames.sh), so every
- * x86-64 number has a name and the same name everywhere in xsc.
- * Argument kinds come from the signature table below, written by hand for
- * the calls that matter to clustering; a call missing from it has all its
- * arguments ignored (it still becomes a node, just without arguments).
+ * Both come from the library's table (src/table.h): names generated at
+ * build time from the system's <asm/unistd_64.h> (scripts/gen-sysnames.sh),
+ * argument kinds from each row's .args (the vocabulary in src/table.c),
+ * the kind of descriptor a call makes from its .newfd, and a pair of
+ * descriptors from an fds_out argument.  A number the table does not
+ * describe has all its arguments ignored (it still becomes a node, just
+ * without arguments).  To teach the profiler a call, describe it in the
+ * table (the rows in src/table/): every part of xsc then knows it the same way.
  *
- * A signature has one letter per argument (enum xt_akind):
+ * A signature has one letter per argument (enum xt_akind, the same
+ * letters as the table's enum xsc_akind):
  *   f fd   p pointer   s path   n length   c constant/flags   i integer
  * The graph puts f and c arguments into node labels; the cluster analysis
  * profiles n, c and i values and looks for n and f arguments that equal an
- * earlier result.  Update graph.c's fd tracking when you add a call that
- * creates descriptors (newfd / pair).
+ * earlier result.
  */
 #include "tracei.h"
 
@@ -22,190 +25,64 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-static const char *const names[] = {
-#define XSC_SYSNAME(nr, name) [nr] = #name,
-#include "sysnames.h"
-#undef XSC_SYSNAME
-};
-#define NNAMES ((int)(sizeof(names) / sizeof(names[0])))
+#include "table.h"
+#include "xsc.h"
 
-/* Sorted by name: looked up by binary search. */
-static const struct xt_sysinfo sigs[] = {
-	{ "accept", "fpp---", XT_FD_SOCK, 0 },
-	{ "accept4", "fppc--", XT_FD_SOCK, 0 },
-	{ "access", "sc----", 0, 0 },
-	{ "arch_prctl", "cp----", 0, 0 },
-	{ "bind", "fpn---", 0, 0 },
-	{ "brk", "p-----", 0, 0 },
-	{ "chdir", "s-----", 0, 0 },
-	{ "chmod", "si----", 0, 0 },
-	{ "clock_gettime", "cp----", 0, 0 },
-	{ "clock_nanosleep", "ccpp--", 0, 0 },
-	{ "clone", "c-----", 0, 0 },
-	{ "close", "f-----", 0, 0 },
-	{ "connect", "fpn---", 0, 0 },
-	{ "copy_file_range", "fpfpnc", 0, 0 },
-	{ "creat", "si----", XT_FD_FILE, 0 },
-	{ "dup", "f-----", XT_FD_DUP, 0 },
-	{ "dup2", "ff----", XT_FD_DUP, 0 },
-	{ "dup3", "ffc---", XT_FD_DUP, 0 },
-	{ "epoll_create", "i-----", XT_FD_EPOLL, 0 },
-	{ "epoll_create1", "c-----", XT_FD_EPOLL, 0 },
-	{ "epoll_ctl", "fcfp--", 0, 0 },
-	{ "epoll_pwait", "fpnipn", 0, 0 },
-	{ "epoll_wait", "fpni--", 0, 0 },
-	{ "eventfd2", "ic----", XT_FD_EVENT, 0 },
-	{ "execve", "spp---", 0, 0 },
-	{ "exit", "i-----", 0, 0 },
-	{ "exit_group", "i-----", 0, 0 },
-	{ "faccessat", "fsc---", 0, 0 },
-	{ "faccessat2", "fscc--", 0, 0 },
-	{ "fadvise64", "fiic--", 0, 0 },
-	{ "fallocate", "fcii--", 0, 0 },
-	{ "fchdir", "f-----", 0, 0 },
-	{ "fchmod", "fi----", 0, 0 },
-	{ "fchmodat", "fsi---", 0, 0 },
-	{ "fchown", "fii---", 0, 0 },
-	{ "fchownat", "fsiic-", 0, 0 },
-	{ "fcntl", "fci---", 0, 0 },
-	{ "fdatasync", "f-----", 0, 0 },
-	{ "fgetxattr", "fspn--", 0, 0 },
-	{ "flistxattr", "fpn---", 0, 0 },
-	{ "flock", "fc----", 0, 0 },
-	{ "fstat", "fp----", 0, 0 },
-	{ "fstatfs", "fp----", 0, 0 },
-	{ "fsync", "f-----", 0, 0 },
-	{ "ftruncate", "fi----", 0, 0 },
-	{ "futex", "pcip-i", 0, 0 },
-	{ "getcwd", "pn----", 0, 0 },
-	{ "getdents64", "fpn---", 0, 0 },
-	{ "getpeername", "fpp---", 0, 0 },
-	{ "getrandom", "pnc---", 0, 0 },
-	{ "getsockname", "fpp---", 0, 0 },
-	{ "getsockopt", "fccpp-", 0, 0 },
-	{ "getxattr", "sspn--", 0, 0 },
-	{ "inotify_init1", "c-----", XT_FD_INOTIFY, 0 },
-	{ "io_uring_enter", "fiicpn", 0, 0 },
-	{ "io_uring_setup", "np----", XT_FD_URING, 0 },
-	{ "ioctl", "fcp---", 0, 0 },
-	{ "kill", "ic----", 0, 0 },
-	{ "lgetxattr", "sspn--", 0, 0 },
-	{ "listen", "fi----", 0, 0 },
-	{ "lseek", "fic---", 0, 0 },
-	{ "lstat", "sp----", 0, 0 },
-	{ "madvise", "pnc---", 0, 0 },
-	{ "memfd_create", "sc----", XT_FD_MEMFD, 0 },
-	{ "mkdir", "si----", 0, 0 },
-	{ "mkdirat", "fsi---", 0, 0 },
-	{ "mmap", "pnccfi", 0, 0 },
-	{ "mprotect", "pnc---", 0, 0 },
-	{ "mremap", "pnnc--", 0, 0 },
-	{ "munmap", "pn----", 0, 0 },
-	{ "nanosleep", "pp----", 0, 0 },
-	{ "newfstatat", "fspc--", 0, 0 },
-	{ "open", "sci---", XT_FD_FILE, 0 },
-	{ "openat", "fsci--", XT_FD_FILE, 0 },
-	{ "pidfd_open", "ic----", XT_FD_PIDFD, 0 },
-	{ "pipe", "p-----", XT_FD_PIPE, 1 },
-	{ "pipe2", "pc----", XT_FD_PIPE, 1 },
-	{ "poll", "pni---", 0, 0 },
-	{ "ppoll", "pnppn-", 0, 0 },
-	{ "prctl", "ciiii-", 0, 0 },
-	{ "pread64", "fpni--", 0, 0 },
-	{ "preadv", "fpnii-", 0, 0 },
-	{ "preadv2", "fpniic", 0, 0 },
-	{ "prlimit64", "icpp--", 0, 0 },
-	{ "pselect6", "ipppp-", 0, 0 },
-	{ "pwrite64", "fpni--", 0, 0 },
-	{ "pwritev", "fpnii-", 0, 0 },
-	{ "pwritev2", "fpniic", 0, 0 },
-	{ "read", "fpn---", 0, 0 },
-	{ "readlink", "spn---", 0, 0 },
-	{ "readlinkat", "fspn--", 0, 0 },
-	{ "readv", "fpn---", 0, 0 },
-	{ "recvfrom", "fpncpp", 0, 0 },
-	{ "recvmmsg", "fpncp-", 0, 0 },
-	{ "recvmsg", "fpc---", 0, 0 },
-	{ "rename", "ss----", 0, 0 },
-	{ "renameat", "fsfs--", 0, 0 },
-	{ "renameat2", "fsfsc-", 0, 0 },
-	{ "rmdir", "s-----", 0, 0 },
-	{ "rt_sigaction", "cppn--", 0, 0 },
-	{ "rt_sigprocmask", "cppn--", 0, 0 },
-	{ "select", "ipppp-", 0, 0 },
-	{ "sendfile", "ffpn--", 0, 0 },
-	{ "sendmmsg", "fpnc--", 0, 0 },
-	{ "sendmsg", "fpc---", 0, 0 },
-	{ "sendto", "fpncpn", 0, 0 },
-	{ "setsockopt", "fccpn-", 0, 0 },
-	{ "shutdown", "fc----", 0, 0 },
-	{ "signalfd4", "fpnc--", XT_FD_SIGNAL, 0 },
-	{ "socket", "ccc---", XT_FD_SOCK, 0 },
-	{ "socketpair", "cccp--", XT_FD_SOCK, 1 },
-	{ "splice", "fpfpnc", 0, 0 },
-	{ "stat", "sp----", 0, 0 },
-	{ "statfs", "sp----", 0, 0 },
-	{ "statx", "fsccp-", 0, 0 },
-	{ "symlink", "ss----", 0, 0 },
-	{ "symlinkat", "sfs---", 0, 0 },
-	{ "tee", "ffnc--", 0, 0 },
-	{ "tgkill", "iic---", 0, 0 },
-	{ "timerfd_create", "cc----", XT_FD_TIMER, 0 },
-	{ "timerfd_settime", "fcpp--", 0, 0 },
-	{ "truncate", "si----", 0, 0 },
-	{ "umask", "i-----", 0, 0 },
-	{ "unlink", "s-----", 0, 0 },
-	{ "unlinkat", "fsc---", 0, 0 },
-	{ "utimensat", "fspc--", 0, 0 },
-	{ "wait4", "ipcp--", 0, 0 },
-	{ "write", "fpn---", 0, 0 },
-	{ "writev", "fpn---", 0, 0 },
+#define SAME(a, b) ((int)(a) == (int)(b))
+_Static_assert(SAME(XT_A_FD, XSC_A_FD) && SAME(XT_A_PTR, XSC_A_PTR) &&
+	       SAME(XT_A_STR, XSC_A_STR) && SAME(XT_A_LEN, XSC_A_LEN) &&
+	       SAME(XT_A_CONST, XSC_A_CONST) && SAME(XT_A_INT, XSC_A_INT) &&
+	       SAME(XT_A_IGN, XSC_A_NONE),
+	       "the profiler's argument letters are the table's");
+
+#define NNAMES XSC_NR_MAX
+
+static const char *name_of(int nr)
+{
+	return xsc__sys_named(nr) ? xsc_syscall_name(nr) : NULL;
+}
+
+/* The table's descriptor kinds as the profiler's. */
+static const unsigned char fdkind[XSC_NEWFD_NKINDS] = {
+	[XSC_NEWFD_NONE] = 0, [XSC_NEWFD_FILE] = XT_FD_FILE,
+	[XSC_NEWFD_SOCK] = XT_FD_SOCK, [XSC_NEWFD_PIPE] = XT_FD_PIPE,
+	[XSC_NEWFD_EPOLL] = XT_FD_EPOLL, [XSC_NEWFD_EVENT] = XT_FD_EVENT,
+	[XSC_NEWFD_TIMER] = XT_FD_TIMER, [XSC_NEWFD_SIGNAL] = XT_FD_SIGNAL,
+	[XSC_NEWFD_MEMFD] = XT_FD_MEMFD, [XSC_NEWFD_URING] = XT_FD_URING,
+	[XSC_NEWFD_INOTIFY] = XT_FD_INOTIFY, [XSC_NEWFD_PIDFD] = XT_FD_PIDFD,
+	[XSC_NEWFD_DUP] = XT_FD_DUP,
 };
-#define NSIGS ((int)(sizeof(sigs) / sizeof(sigs[0])))
 
 static const struct xt_sysinfo unknown = { "?", "------", 0, 0 };
-static const struct xt_sysinfo *bynr[NNAMES];
+static struct xt_sysinfo info[NNAMES];
+static char sigs[NNAMES][XT_NARGS + 1];
 static int ready;
-
-static const struct xt_sysinfo *find_sig(const char *name)
-{
-	int lo = 0, hi = NSIGS - 1;
-
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2, c = strcmp(name, sigs[mid].name);
-		if (c == 0)
-			return &sigs[mid];
-		if (c < 0)
-			hi = mid - 1;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
-}
 
 static int byname[NNAMES], nbyname;
 
 static int cmp_name(const void *a, const void *b)
 {
-	return strcmp(names[*(const int *)a], names[*(const int *)b]);
+	return strcmp(name_of(*(const int *)a), name_of(*(const int *)b));
 }
 
-/* The signature table must stay sorted with six letters per entry: checked
- * here once, loudly, rather than giving wrong answers. */
 static void init(void)
 {
-	for (int i = 0; i < NSIGS; i++) {
-		if (strlen(sigs[i].sig) != XT_NARGS ||
-		    (i && strcmp(sigs[i - 1].name, sigs[i].name) >= 0)) {
-			fprintf(stderr, "xsc trace: bad signature table at %s\n",
-				sigs[i].name);
-			abort();
-		}
-	}
 	for (int nr = 0; nr < NNAMES; nr++) {
-		bynr[nr] = names[nr] ? find_sig(names[nr]) : NULL;
-		if (names[nr])
-			byname[nbyname++] = nr;
+		const struct xsc_sysdef *d = xsc__sysdef(nr);
+
+		if (!name_of(nr))
+			continue;
+		byname[nbyname++] = nr;
+		if (!d || !d->args)
+			continue;	/* undescribed: xt_sys_info says "?" */
+		xsc__sys_akinds(d, sigs[nr]);
+		sigs[nr][XT_NARGS] = 0;
+		info[nr] = (struct xt_sysinfo){
+			.name = name_of(nr),
+			.sig = sigs[nr],
+			.newfd = d->newfd < XSC_NEWFD_NKINDS ? fdkind[d->newfd] : 0,
+			.pair = xsc__sys_pair(d),
+		};
 	}
 	qsort(byname, nbyname, sizeof(int), cmp_name);
 	ready = 1;
@@ -213,7 +90,7 @@ static void init(void)
 
 const char *xt_sys_name(int nr)
 {
-	return nr >= 0 && nr < NNAMES ? names[nr] : NULL;
+	return nr >= 0 && nr < NNAMES ? name_of(nr) : NULL;
 }
 
 int xt_sys_nr(const char *name)
@@ -224,7 +101,7 @@ int xt_sys_nr(const char *name)
 		init();
 	hi = nbyname - 1;
 	while (lo <= hi) {
-		int mid = (lo + hi) / 2, c = strcmp(name, names[byname[mid]]);
+		int mid = (lo + hi) / 2, c = strcmp(name, name_of(byname[mid]));
 		if (c == 0)
 			return byname[mid];
 		if (c < 0)
@@ -239,8 +116,8 @@ const struct xt_sysinfo *xt_sys_info(int nr)
 {
 	if (!ready)
 		init();
-	if (nr >= 0 && nr < NNAMES && bynr[nr])
-		return bynr[nr];
+	if (nr >= 0 && nr < NNAMES && info[nr].name)
+		return &info[nr];
 	return &unknown;
 }
 

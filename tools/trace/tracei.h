@@ -14,8 +14,8 @@
  *                                 |
  *          report.c (text, JSON)  dot.c (Graphviz)  emit.c (C chain)
  *
- * sysinfo.c describes each syscall once: its name (generated from the
- * system headers) and the kind of each argument.  Every function returns a
+ * sysinfo.c reads the library's syscall table (src/table.h): each call's
+ * name, the kind of each argument and the descriptor it makes.  Every function returns a
  * negative errno on failure.
  */
 #ifndef XSC_TRACEI_H
