@@ -80,8 +80,7 @@ long xsc__futex_wait(const uint32_t *uaddr, uint32_t val,
 	xsc__wq_push(&b->q.head, f);
 	if (t)
 		return xsc__timed_park(t);
-	xsc__park(&b->q.lock);
-	return 0;
+	return xsc__suspend(&b->q.lock);	/* 0: woken */
 }
 
 /* Takes up to n waiters on uaddr matching bits off b (lock held). */
@@ -123,7 +122,7 @@ long xsc__futex_wake(const uint32_t *uaddr, int n, uint32_t bits)
 	xsc__spin_unlock(&b->q.lock);
 	while ((f = list) != NULL) {
 		list = f->rnext;
-		xsc__ready(f);
+		xsc__resume(f, 0);
 	}
 	return cnt;
 }
@@ -195,7 +194,7 @@ out:
 	xsc__spin_unlock(&b2->q.lock);
 	while ((f = list) != NULL) {
 		list = f->rnext;
-		xsc__ready(f);
+		xsc__resume(f, 0);
 	}
 	return cnt;
 }

@@ -233,7 +233,8 @@ static void kick_idle(struct xsc_vcpu *not)
 	}
 }
 
-void xsc__ready(struct xsc_fiber *f)
+/* Makes f runnable on its vcpu (from any vcpu or thread). */
+static void make_ready(struct xsc_fiber *f)
 {
 	struct xsc_vcpu *me = self();
 	struct xsc_vcpu *v = f->home ? f->home : me ? me : &xsc__rt.v[0];
@@ -248,14 +249,33 @@ void xsc__ready(struct xsc_fiber *f)
 
 /* ---- switching ----------------------------------------------------------- */
 
-void xsc__park(uint32_t *lock)
+long xsc__suspend(uint32_t *lock)
 {
 	struct xsc_vcpu *v = self();
 	struct xsc_fiber *f = v->cur;
 
+	if (f->resume_kept) {	/* resumed before it could switch out */
+		f->resume_kept = false;
+		if (lock)
+			xsc__spin_unlock(lock);
+		return f->resumed;
+	}
 	f->state = F_BLOCKED;
 	v->unlock_after = lock;
 	xsc__ctx_switch(&f->ctx, &v->sched);
+	return f->resumed;
+}
+
+void xsc__resume(struct xsc_fiber *f, long val)
+{
+	struct xsc_vcpu *me = self();
+
+	f->resumed = val;
+	if (me && me->cur == f) {	/* still running: nothing to wake */
+		f->resume_kept = true;
+		return;
+	}
+	make_ready(f);
 }
 
 XSC_EXPORT int xsc_yield(void)
@@ -327,7 +347,7 @@ static void reap_dead(struct xsc_vcpu *v, struct xsc_fiber *f)
 	if (detached)
 		free_fiber(f);
 	else if (j)
-		xsc__ready(j);
+		xsc__resume(j, 0);
 }
 
 /* A new fiber goes to an idle vcpu if there is one (a vcpu that is busy,
@@ -402,7 +422,7 @@ XSC_EXPORT int xsc_thread_join(xsc_thread_t f, void **ret)
 	}
 	if (f->state != F_DONE) {
 		f->joiner = me;
-		xsc__park(&f->join_lock);	/* reap_dead() wakes us */
+		xsc__suspend(&f->join_lock);	/* reap_dead() resumes us */
 	} else {
 		xsc__spin_unlock(&f->join_lock);
 	}
@@ -582,7 +602,7 @@ static void release_ewait(struct xsc_vcpu *v)
 
 	while (v->ewait.head && v->x->nfree &&
 	       (f = xsc__wq_pop(&v->ewait)) != NULL)
-		xsc__ready(f);
+		xsc__resume(f, 0);
 }
 
 static void loop(struct xsc_vcpu *v)
@@ -678,13 +698,8 @@ static void on_done(void *arg, int id, long ret, uint64_t tag)
 	}
 	if (!f)
 		return;
-	f->sysret = ret;
 	f->tp.call = 0;		/* no longer an entry to cancel (preload.c) */
-	if (f == ((struct xsc_vcpu *)arg)->cur) {
-		f->early = true;	/* reaped by the fiber itself (syscalls.c) */
-		return;
-	}
-	xsc__ready(f);
+	xsc__resume(f, ret);	/* kept if the fiber reaped its own call */
 }
 
 /* xsc__rt.closing: when xsc_main fails before its first fiber, the

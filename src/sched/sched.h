@@ -8,14 +8,14 @@
  * wakes the fiber like any other.  Fibers run
  * on vcpus; a fiber that makes a system call posts an entry tagged with
  * itself and switches back to its vcpu's scheduler context; the handle's
- * completion callback makes it ready again with the result.
+ * completion callback resumes it with the result.
  *
  * Parking protocol (no lost wake-ups across vcpus): a fiber that must
- * wait puts itself on a wait queue under that queue's spinlock, sets
- * v->unlock_after to the spinlock and switches to the scheduler, which
+ * wait puts itself on a wait queue under that queue's spinlock and calls
+ * xsc__suspend(lock), which switches to the scheduler; the scheduler
  * releases the lock only once the fiber's context is saved.  A waker
  * takes the lock, dequeues the fiber, releases the lock and calls
- * xsc__ready(); so a fiber can never be resumed while it is still
+ * xsc__resume(); so a fiber can never be resumed while it is still
  * switching out.
  */
 #ifndef XSC_SCHED_H
@@ -51,12 +51,12 @@ struct xsc_fiber {
 	void *(*fn)(void *);
 	void *arg;
 	void *ret;
-	long sysret;			/* result of the last system call */
+	long resumed;			/* the value its last resume gave */
 	int err;			/* the fiber's libc errno while switched out */
 	int state;
-	bool early;			/* its call completed while it ran */
+	bool resume_kept;		/* resumed while it still ran: its next
+					   suspend returns at once */
 	struct xsc_vcpu *home;		/* where it runs once started (NULL before) */
-	_Atomic int wake;		/* timed waits: 0 waiting, 1 woken, 2 timed out */
 	_Atomic int detached;
 	_Atomic int joined;		/* a joiner exists or the fiber was detached */
 	uint32_t join_lock;
@@ -186,11 +186,22 @@ struct xsc_pool {
 void *xsc__pool_get(struct xsc_pool *p);
 void xsc__pool_put(struct xsc_pool *p, void *r);
 
-/* Makes f runnable (from any vcpu or thread). */
-void xsc__ready(struct xsc_fiber *f);
-/* The running fiber switches out; `lock` (may be NULL) is released by
- * the scheduler once the switch is complete (parking protocol). */
-void xsc__park(uint32_t *lock);
+/* Suspend and resume: the one way a fiber waits (libdill's model).
+ * The fiber that must wait calls xsc__suspend(lock): it switches out, the
+ * scheduler releases lock (may be NULL) once its context is saved (the
+ * parking protocol above), and the call returns the value of the one
+ * xsc__resume(f, val) that ends the wait: a system call's result (the
+ * completion callback), 0 for a wake-up (mutex, condition variable,
+ * semaphore, futex, join, a free syscall entry, fd readiness) or
+ * -ETIMEDOUT (a timed wait's deadline).  Exactly one resume per suspend:
+ * wakers that race (a timed wait's timer and its signal) decide first
+ * which of them resumes (xsc__claim).  A resume that comes while the
+ * fiber still runs (its own xsc_poll reaped its call) is kept, and its
+ * next suspend returns the value without switching; such a suspend takes
+ * no lock (its waker never needs one).  xsc__resume may be called from
+ * any vcpu or thread. */
+long xsc__suspend(uint32_t *lock);
+void xsc__resume(struct xsc_fiber *f, long val);
 /* Posts a call from the running fiber into its vcpu's pages; when they
  * are full the fiber waits for a free entry (the vcpu keeps running
  * others).  Returns the entry id or -errno. */

@@ -78,7 +78,7 @@ XSC_EXPORT int xsc_mutex_lock(xsc_mutex_t *m)
 			break;
 	}
 	xsc__wq_push(&m->head, xsc__cur());
-	xsc__park(&m->lock);	/* unlock hands us the mutex */
+	xsc__suspend(&m->lock);	/* unlock hands us the mutex */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return 0;
 }
@@ -98,7 +98,7 @@ XSC_EXPORT int xsc_mutex_unlock(xsc_mutex_t *m)
 	__atomic_store_n(&m->state, !f ? 0 : m->head ? 2 : 1, __ATOMIC_RELEASE);
 	xsc__spin_unlock(&m->lock);
 	if (f)
-		xsc__ready(f);
+		xsc__resume(f, 0);
 	return 0;
 }
 
@@ -140,10 +140,7 @@ bool xsc__claim(struct xsc_fiber *f)
 	struct xsc_timed *t = f->timed_q;
 	int z = 0;
 
-	if (t && !atomic_compare_exchange_strong(&t->state, &z, 1))
-		return false;
-	atomic_store(&f->wake, 1);
-	return true;
+	return !t || atomic_compare_exchange_strong(&t->state, &z, 1);
 }
 
 static int wake(xsc_cond_t *c, bool all)
@@ -162,7 +159,7 @@ static int wake(xsc_cond_t *c, bool all)
 	xsc__spin_unlock(&c->lock);
 	while ((f = list) != NULL) {
 		list = f->rnext;
-		xsc__ready(f);
+		xsc__resume(f, 0);
 	}
 	return 0;
 }
@@ -187,7 +184,7 @@ XSC_EXPORT int xsc_cond_wait(xsc_cond_t *c, xsc_mutex_t *m)
 	xsc__spin_lock(&c->lock);
 	xsc__wq_push(&c->head, f);
 	xsc_mutex_unlock(m);
-	xsc__park(&c->lock);
+	xsc__suspend(&c->lock);
 	return xsc_mutex_lock(m);
 }
 
@@ -202,8 +199,7 @@ void xsc__timed_done(void *rec)
 		xsc__spin_lock(&t->c->lock);
 		xsc__wq_remove(&t->c->head, t->f);
 		xsc__spin_unlock(&t->c->lock);
-		atomic_store(&t->f->wake, 2);
-		xsc__ready(t->f);
+		xsc__resume(t->f, -ETIMEDOUT);
 	}
 	if (atomic_fetch_sub(&t->refs, 1) == 1)
 		xsc__pool_put(&timers, t);
@@ -239,7 +235,6 @@ int xsc__timed_arm(xsc_cond_t *c, const struct timespec *abs_mono,
 		return ret;
 	}
 	f->timed_q = t;
-	atomic_store(&f->wake, 0);
 	*out = t;
 	return 0;
 }
@@ -257,8 +252,7 @@ int xsc__timed_park(struct xsc_timed *t)
 	struct xsc_fiber *f = t->f;
 	int ret;
 
-	xsc__park(&t->c->lock);
-	ret = atomic_load(&f->wake) == 2 ? -ETIMEDOUT : 0;
+	ret = (int)xsc__suspend(&t->c->lock);	/* 0 or -ETIMEDOUT */
 	/* On t's vcpu its completion cannot run under us: if it has not
 	 * fired, the entry is still ours to cancel, freeing it sooner. */
 	if (ret == 0 && xsc__vcpu() == t->v && !t->fired)
@@ -347,7 +341,7 @@ XSC_EXPORT int xsc_sem_wait(xsc_sem_t *s)
 	}
 	f->timed_q = NULL;
 	xsc__wq_push(&s->head, f);
-	xsc__park(&s->lock);	/* post hands its unit to us */
+	xsc__suspend(&s->lock);	/* post hands its unit to us */
 	return 0;
 }
 
@@ -366,7 +360,7 @@ XSC_EXPORT int xsc_sem_post(xsc_sem_t *s)
 	}
 	xsc__spin_unlock(&s->lock);
 	if (f)
-		xsc__ready(f);
+		xsc__resume(f, 0);
 	return 0;
 }
 

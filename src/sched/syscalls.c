@@ -96,7 +96,7 @@ static void wait_ready(struct xsc_vcpu *v, struct xsc_fiber *f, long nr,
 		return;
 	if (xsc__wait_fd(v->x, (int)a[0], ev, (uint64_t)(uintptr_t)f) < 0)
 		return;
-	xsc__park(NULL);	/* on_done readies us */
+	xsc__suspend(NULL);	/* the poll's completion resumes us */
 }
 
 static long fiber_call(long nr, const long *a);
@@ -195,6 +195,7 @@ static long fiber_call(long nr, const long *a)
 {
 	struct xsc_vcpu *v = xsc__vcpu();
 	struct xsc_fiber *f = v ? v->cur : NULL;
+	long ret;
 	int id;
 
 	if (!f)
@@ -228,28 +229,23 @@ again:
 		 * connections active, made the last of N new ones wait
 		 * O(N^2) work). */
 		v = xsc__vcpu();
-		f->early = false;
 		xsc_flush(v->x);
-		xsc_poll(v->x);
-		if (f->early) {
-			f->early = false;
-			return f->sysret;
-		}
+		xsc_poll(v->x);	/* a result reaped here is kept for the suspend */
 	}
 	if (f->fs) {	/* a program's thread: a signal may cancel the call */
 		f->tp.call_nr = nr;
 		f->tp.call = id + 1;
 	}
-	xsc__park(NULL);	/* the completion readies us */
+	ret = xsc__suspend(NULL);	/* the completion resumes us */
 	f->tp.call = 0;
 	if (__builtin_expect(atomic_load(&f->tp.intr) != 0, 0) && xsc__tp_interrupted) {
-		long r = xsc__tp_interrupted(f, nr, f->sysret);
-		if (r != XSC_TP_RESTART)
-			return r;
+		ret = xsc__tp_interrupted(f, nr, ret);
+		if (ret != XSC_TP_RESTART)
+			return ret;
 		v = xsc__vcpu();
 		goto again;
 	}
-	return f->sysret;
+	return ret;
 }
 
 int xsc__post_fiber(long nr, const long *a, uint64_t tag)
@@ -262,7 +258,7 @@ int xsc__post_fiber(long nr, const long *a, uint64_t tag)
 		/* pages full: wait for a completion to free an entry, here
 		 * or on whichever vcpu runs us next */
 		xsc__wq_push(&v->ewait, v->cur);
-		xsc__park(NULL);
+		xsc__suspend(NULL);
 	}
 }
 
