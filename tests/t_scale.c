@@ -12,9 +12,15 @@
  * beyond half of them wait on the handle's epoll thread instead (before:
  * a deadlock past 256).  Inline runs each call in its kernel thread,
  * where fibers of one kernel thread cannot talk.
+ * First, as many fibers as the test's count (100,000) wait on one
+ * semaphore and are all released: once every fiber had run, a kernel
+ * thread with nothing to do looked for new fibers to take by walking the
+ * other's whole run queue under its lock, again and again, and 60,000
+ * released fibers took minutes (a hang to the program).
  * xsc-test: per-backend
  * xsc-test: timeout=300 */
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -102,10 +108,40 @@ static void run_pairs(int npairs, bool sockets)
 	free(ts);
 }
 
+static xsc_sem_t idle_sem;
+static _Atomic int idle_started;
+
+static void *idle_fiber(void *arg)
+{
+	atomic_fetch_add(&idle_started, 1);
+	CHECK_EQ(xsc_sem_wait(&idle_sem), 0);
+	return arg;
+}
+
+static void run_idle(int n)
+{
+	xsc_thread_t *ts = calloc((size_t)n, sizeof(*ts));
+	double t0 = now_s();
+
+	CHECK(ts);
+	CHECK_EQ(xsc_sem_init(&idle_sem, 0), 0);
+	for (int i = 0; i < n; i++)
+		CHECK_EQ(xsc_thread_create(&ts[i], NULL, idle_fiber, NULL), 0);
+	while (atomic_load(&idle_started) < n)	/* every one has run */
+		xsc_yield();
+	for (int i = 0; i < n; i++)
+		CHECK_EQ(xsc_sem_post(&idle_sem), 0);
+	for (int i = 0; i < n; i++)
+		CHECK_EQ(xsc_thread_join(ts[i], NULL), 0);
+	printf("%d fibers parked on a semaphore and released: %.2f s\n", n, now_s() - t0);
+	free(ts);
+}
+
 static int body(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
+	run_idle(nfibers);
 	run_pairs(npipe / 2, false);
 	run_pairs(nsock / 2, true);
 	return 42;

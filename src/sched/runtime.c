@@ -126,14 +126,21 @@ bool xsc__wq_remove(void *q, struct xsc_fiber *f)
 
 static void rq_push(struct xsc_vcpu *v, struct xsc_fiber *f)
 {
+	bool fresh = !f->home;
+	struct xsc_fiber **head = fresh ? &v->nq_head : &v->rq_head;
+	struct xsc_fiber **tail = fresh ? &v->nq_tail : &v->rq_tail;
+
 	f->rnext = NULL;
 	xsc__spin_lock(&v->rq_lock);
-	if (v->rq_tail)
-		v->rq_tail->rnext = f;
+	f->rticket = v->rq_ticket++;
+	if (*tail)
+		(*tail)->rnext = f;
 	else
-		v->rq_head = f;
-	v->rq_tail = f;
+		*head = f;
+	*tail = f;
 	atomic_fetch_add(&v->rq_len, 1);
+	if (fresh)
+		atomic_fetch_add(&v->nq_len, 1);
 	xsc__spin_unlock(&v->rq_lock);
 }
 
@@ -151,23 +158,40 @@ static inline void prefetch_stack(const struct xsc_fiber *f)
 	__builtin_prefetch(sp + 192);
 }
 
+/* Unlinks the head of one of v's lists (rq_lock held). */
+static struct xsc_fiber *unlink_head(struct xsc_vcpu *v, bool fresh)
+{
+	struct xsc_fiber **head = fresh ? &v->nq_head : &v->rq_head;
+	struct xsc_fiber *f = *head;
+
+	*head = f->rnext;
+	if (!*head)
+		*(fresh ? &v->nq_tail : &v->rq_tail) = NULL;
+	atomic_fetch_sub(&v->rq_len, 1);
+	if (fresh)
+		atomic_fetch_sub(&v->nq_len, 1);
+	return f;
+}
+
 static struct xsc_fiber *rq_pop(struct xsc_vcpu *v)
 {
-	struct xsc_fiber *f;
+	struct xsc_fiber *f = NULL, *r, *n;
 
 	if (!atomic_load_explicit(&v->rq_len, memory_order_relaxed))
 		return NULL;
 	xsc__spin_lock(&v->rq_lock);
-	f = v->rq_head;
-	if (f) {
-		v->rq_head = f->rnext;
-		if (!v->rq_head)
-			v->rq_tail = NULL;
-		else {	/* v->rq_head runs after f, the one after it next */
-			prefetch_stack(v->rq_head);
-			__builtin_prefetch(v->rq_head->rnext);
+	r = v->rq_head;
+	n = v->nq_head;
+	if (r || n) {
+		/* the older of the two heads: one order over both lists */
+		f = unlink_head(v, !r || (n && n->rticket < r->rticket));
+		r = v->rq_head;
+		n = v->nq_head;
+		if (r || n) {	/* the next head runs after f */
+			struct xsc_fiber *next = !r || (n && n->rticket < r->rticket) ? n : r;
+			prefetch_stack(next);
+			__builtin_prefetch(next->rnext);
 		}
-		atomic_fetch_sub(&v->rq_len, 1);
 	}
 	xsc__spin_unlock(&v->rq_lock);
 	return f;
@@ -176,25 +200,13 @@ static struct xsc_fiber *rq_pop(struct xsc_vcpu *v)
 /* Unlinks up to `max` fibers that have not started from u's queue. */
 static struct xsc_fiber *take_unstarted(struct xsc_vcpu *u, int max)
 {
-	struct xsc_fiber *got = NULL, *prev = NULL, *f, *next;
+	struct xsc_fiber *got = NULL, *f;
 
 	xsc__spin_lock(&u->rq_lock);
-	for (f = u->rq_head; f && max > 0; f = next) {
-		next = f->rnext;
-		if (f->home) {
-			prev = f;
-			continue;
-		}
-		if (prev)
-			prev->rnext = next;
-		else
-			u->rq_head = next;
-		if (u->rq_tail == f)
-			u->rq_tail = prev;
-		atomic_fetch_sub(&u->rq_len, 1);
+	while (max-- > 0 && u->nq_head) {
+		f = unlink_head(u, true);
 		f->rnext = got;
 		got = f;
-		max--;
 	}
 	xsc__spin_unlock(&u->rq_lock);
 	return got;
@@ -205,7 +217,7 @@ static struct xsc_fiber *steal(struct xsc_vcpu *v)
 {
 	for (int k = 1; k < xsc__rt.n; k++) {
 		struct xsc_vcpu *u = &xsc__rt.v[(v->id + k) % xsc__rt.n];
-		int n = atomic_load(&u->rq_len);
+		int n = atomic_load(&u->nq_len);
 		struct xsc_fiber *got, *f;
 
 		if (n < 1)

@@ -47,6 +47,7 @@ struct xsc_fiber {
 	struct xsc_ctx ctx;
 	struct xsc_stack *stack;
 	struct xsc_fiber *rnext;	/* run queue link */
+	uint64_t rticket;		/* its place in the run queue (runtime.c) */
 	struct xsc_fiber *wnext;	/* wait queue link */
 	void *(*fn)(void *);
 	void *arg;
@@ -90,10 +91,17 @@ struct xsc_vcpu {
 	bool yielded;			/* the fiber switched out by xsc_yield */
 	bool poll_now;			/* ... and asks for a flush and reap at once
 					   (a fiber preempted in its calls) */
-	/* run queue: other vcpus push and steal, so it has a lock */
+	/* run queue: other vcpus push and steal, so it has a lock.  Two
+	 * lists in one order: fibers that have run (they stay here) and new
+	 * ones (another vcpu may take them); each push gets the next ticket
+	 * and the older head runs first.  A steal takes new fibers from the
+	 * front of their own list, never walking past the others. */
 	uint32_t rq_lock;
-	struct xsc_fiber *rq_head, *rq_tail;
-	_Atomic int rq_len;
+	struct xsc_fiber *rq_head, *rq_tail;	/* fibers that have run */
+	struct xsc_fiber *nq_head, *nq_tail;	/* new fibers */
+	uint64_t rq_ticket;
+	_Atomic int rq_len;			/* both lists */
+	_Atomic int nq_len;			/* new fibers */
 	_Atomic int idle;
 	_Atomic int inited;		/* 1 running, -errno failed to start */
 	/* fibers waiting for a free syscall entry (vcpu-local, no lock) */
