@@ -26,6 +26,7 @@ WEAK_BENCH(transparent);
 WEAK_BENCH(apache);
 WEAK_BENCH(oltp);
 WEAK_BENCH(calls);
+WEAK_BENCH(fibers);
 #ifdef XSC_HAVE_TRACE	/* a weak reference would not pull it from the archive */
 int xsc_bench_trace(int argc, char **argv);
 #else
@@ -82,6 +83,11 @@ const struct bench_exp bench_exps[] = {
 	  "fiber context-switch cost vs ucontext",
 	  "no paper figure: the user-level switch under FlexSC's M-on-N threads",
 	  "FlexSC switches user threads in user space (section 4); no number is given." },
+	{ "fibers", xsc_bench_fibers,
+	  "xsc threads vs NPTL: creation, switches, memory per thread, N ping-pong pairs",
+	  "FlexSC section 4 (FlexSC-Threads, M-on-N); no paper figure",
+	  "FlexSC-Threads multiplexes many user threads on one kernel thread per core; "
+	  "the paper gives no creation, memory or scaling figure for them." },
 	{ "trace", xsc_bench_trace,
 	  "tracing overhead: untraced vs xsc trace vs strace",
 	  "System Call Clustering, section 3 (strace-based profiling)",

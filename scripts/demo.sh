@@ -28,6 +28,9 @@ if [ -e "$build/libxsc-preload.so" ]; then
 	"$xsc" bench oltp --quick
 	echo
 fi
+echo "== xsc threads vs NPTL threads: creation, switches, memory, ping-pong pairs (xsc bench fibers --quick) =="
+"$xsc" bench fibers --quick
+echo
 echo "== fiber context switch (xsc bench switch) =="
 "$xsc" bench switch --quick
 echo
