@@ -17,13 +17,18 @@
  *
  *   xsc bench fibers [--quick] [--out DIR]
  *
+ * The memory rows also measure Go's goroutines, the usual anchor of cheap
+ * threads, when `go` is installed (Debian's golang-go): the program in
+ * bench/go/fibers.go, carried inside xsc (go_src.S), built into a
+ * temporary directory and run once per row.
+ *
  * Every measurement runs in a child process of its own (fork), so memory
  * figures start from the same state and a thread kind that cannot start
  * that many threads (NPTL: vm.max_map_count, threads-max) is reported as
- * such for that row only.  A child that does not finish in time is a hang
- * and fails the experiment.  Prints a table, writes DIR/fibers.csv
- * (metric,n,xsc,nptl,xsc_over_nptl; empty where one side could not run)
- * and DIR/fibers.png (ping-pong throughput against N).
+ * such for that row only.  An xsc child that does not finish in time is a
+ * hang and fails the experiment.  Prints a table, writes DIR/fibers.csv
+ * (metric,n,xsc,nptl,xsc_over_nptl,go; empty where one side could not
+ * run) and DIR/fibers.png (ping-pong throughput against N).
  */
 #include <errno.h>
 #include <poll.h>
@@ -510,19 +515,82 @@ static bool run_job(struct job *j, enum impl k, int timeout_s)
 	return true;
 }
 
+/* ---- Go's goroutines ------------------------------------------------------ */
+
+extern const char bench_go_src[];	/* bench/go/fibers.go (go_src.S) */
+static char go_dir[64];			/* the built anchor's directory */
+
+/* Builds the Go anchor; false (with a note) when go is missing or fails. */
+static bool go_build(void)
+{
+	char path[128], cmd[512];
+	FILE *f;
+
+	if (system("command -v go >/dev/null 2>&1") != 0) {
+		printf("  (Go not installed: no goroutine column; apt-get install golang-go)\n");
+		return false;
+	}
+	snprintf(go_dir, sizeof(go_dir), "/tmp/xsc-bench-go.XXXXXX");
+	if (!mkdtemp(go_dir))
+		return false;
+	snprintf(path, sizeof(path), "%s/fibers.go", go_dir);
+	f = fopen(path, "w");
+	if (!f || fputs(bench_go_src, f) < 0 || fclose(f)) {
+		if (f)
+			fclose(f);
+		return false;
+	}
+	snprintf(cmd, sizeof(cmd), "cd %s && GOCACHE=%s/cache GOPATH=%s/gopath GOFLAGS= "
+		 "go build -o fibers-go fibers.go >build.log 2>&1", go_dir, go_dir, go_dir);
+	if (system(cmd) != 0) {
+		printf("  (go build failed: see %s/build.log; no goroutine column)\n", go_dir);
+		return false;
+	}
+	return true;
+}
+
+/* KiB per goroutine, blocked or idle, n of them; < 0 when it failed. */
+static double go_mem(bool blocked, long n)
+{
+	char cmd[256], out[64];
+	FILE *p;
+	double v = -1;
+
+	snprintf(cmd, sizeof(cmd), "timeout 180 %s/fibers-go %s %ld", go_dir,
+		 blocked ? "blocked" : "idle", n);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	if (fgets(out, sizeof(out), p) && sscanf(out, "%lf", &v) != 1)
+		v = -1;
+	if (pclose(p) != 0)
+		v = -1;
+	return v;
+}
+
+static void go_clean(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", go_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "xsc bench fibers: could not remove %s\n", go_dir);
+}
+
 /* ---- the experiment ------------------------------------------------------ */
 
 static void put(FILE *csv, const char *label, enum metric m, long n, const struct result *x,
-		const struct result *p)
+		const struct result *p, double go)
 {
-	char xs[32], ps[32], rs[32];
+	char xs[32], ps[32], rs[32], gs[32];
 	bool hx = !x->err[0], hp = p && !p->err[0];
 
 	snprintf(xs, sizeof(xs), hx ? "%.1f" : "-", x->v);
 	snprintf(ps, sizeof(ps), hp ? "%.1f" : "-", p ? p->v : 0);
 	snprintf(rs, sizeof(rs), hx && hp && p->v > 0 ? "%.3gx" : "-",
 		 hx && hp && p->v > 0 ? x->v / p->v : 0);
-	printf("  %-30s %9ld %14s %14s %8s  %s\n", label, n, xs, ps, rs, munit[m]);
+	snprintf(gs, sizeof(gs), go > 0 ? "%.1f" : "-", go);
+	printf("  %-30s %9ld %14s %14s %8s %8s  %s\n", label, n, xs, ps, rs, gs, munit[m]);
 	if (x->err[0])
 		printf("    xsc: %s\n", x->err);
 	if (p && p->err[0])
@@ -536,6 +604,9 @@ static void put(FILE *csv, const char *label, enum metric m, long n, const struc
 	fputc(',', csv);
 	if (hx && hp && p->v > 0)
 		fprintf(csv, "%.4f", x->v / p->v);
+	fputc(',', csv);
+	if (go > 0)
+		fprintf(csv, "%.3f", go);
 	fputc('\n', csv);
 }
 
@@ -547,7 +618,7 @@ int xsc_bench_fibers(int argc, char **argv)
 	long maxpairs, ncreate, nswitch, load, nptl_max;
 	long mem_n[3] = { 10000, 100000, 1000000 };
 	int nmem, rc, timeout;
-	bool ok = true;
+	bool ok = true, have_go;
 	FILE *csv;
 
 	if (!bench_args(argc, argv, &o, usage, &rc))
@@ -565,23 +636,24 @@ int xsc_bench_fibers(int argc, char **argv)
 	nmem = o.quick ? 2 : 3;
 	nptl_max = o.quick ? 10000 : 100000;
 	timeout = o.quick ? 60 : 180;
-	csv = bench_csv_open(&o, "fibers", "metric,n,xsc,nptl,xsc_over_nptl");
+	csv = bench_csv_open(&o, "fibers", "metric,n,xsc,nptl,xsc_over_nptl,go");
 	if (!csv)
 		return 1;
 	printf("xsc bench fibers: xsc threads (M:N fibers, default runtime) vs NPTL "
 	       "threads (64 KiB stacks), each row in its own process\n");
-	printf("  %-30s %9s %14s %14s %8s\n", "", "n", "xsc", "NPTL", "xsc/NPTL");
+	have_go = go_build();
+	printf("  %-30s %9s %14s %14s %8s %8s\n", "", "n", "xsc", "NPTL", "xsc/NPTL", "Go");
 
 	struct job x = { .m = M_CREATE, .n = ncreate }, p = x;
 	ok &= run_job(&x, XSC, timeout);
 	run_job(&p, NPTL, timeout);
-	put(csv, "create", M_CREATE, ncreate, &x.r, &p.r);
+	put(csv, "create", M_CREATE, ncreate, &x.r, &p.r, 0);
 
 	x = (struct job){ .m = M_SWITCH, .n = load, .arg = nswitch };
 	p = x;
 	ok &= run_job(&x, XSC, timeout);
 	run_job(&p, NPTL, timeout);
-	put(csv, "switch (others blocked)", M_SWITCH, load, &x.r, &p.r);
+	put(csv, "switch (others blocked)", M_SWITCH, load, &x.r, &p.r, 0);
 
 	for (int i = 0; i < nmem && ok; i++) {
 		for (int b = 1; b >= 0 && ok; b--) {
@@ -596,9 +668,10 @@ int xsc_bench_fibers(int argc, char **argv)
 			if (mem_n[i] <= nptl_max)
 				run_job(&p, NPTL, timeout);
 			snprintf(label, sizeof(label), "%s", mname[x.m]);
-			put(csv, label, x.m, mem_n[i], &x.r, mem_n[i] <= nptl_max ? &p.r : NULL);
+			put(csv, label, x.m, mem_n[i], &x.r, mem_n[i] <= nptl_max ? &p.r : NULL,
+			    have_go ? go_mem(b, mem_n[i]) : 0);
 			snprintf(label, sizeof(label), "%s (16 KiB stacks)", mname[x.m]);
-			put(csv, label, x.m, mem_n[i], &s.r, NULL);
+			put(csv, label, x.m, mem_n[i], &s.r, NULL, 0);
 		}
 	}
 
@@ -611,13 +684,15 @@ int xsc_bench_fibers(int argc, char **argv)
 		p = x;
 		ok &= run_job(&x, XSC, timeout);
 		run_job(&p, NPTL, timeout);
-		put(csv, "pingpong", M_PINGPONG, pairs, &x.r, &p.r);
+		put(csv, "pingpong", M_PINGPONG, pairs, &x.r, &p.r, 0);
 		if (pairs < n) {
 			printf("    (%ld pairs asked; RLIMIT_NOFILE %ld allows %ld)\n", n,
 			       (long)rl.rlim_cur, maxpairs);
 			break;
 		}
 	}
+	if (have_go)
+		go_clean();
 	if (bench_csv_close(&o, "fibers", csv, ok) || !ok)
 		return 1;
 	bench_plot(&o, "fibers",

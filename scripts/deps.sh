@@ -5,7 +5,8 @@
 #                           (make test also builds with it), apache2
 #                           (tests/t_apache.sh: a real forking server)
 #   scripts/deps.sh demo    test + gnuplot, wrk, nginx, mariadb-server,
-#                           sysbench (benchmarks)
+#                           sysbench, golang-go (benchmarks; Go is the
+#                           goroutine anchor of xsc bench fibers)
 set -eu
 level=${1:-build}
 need=()
@@ -31,6 +32,7 @@ if [ "$level" = demo ]; then
 	want coreutils command -v cp
 	want mariadb-server test -x /usr/sbin/mariadbd
 	want sysbench command -v sysbench
+	want golang-go command -v go
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then
