@@ -551,7 +551,6 @@ static int has_op(int op)
 	return uprobe && io_uring_opcode_supported(uprobe, op);
 }
 
-/* A syscall with an io_uring translation using opcodes op0, op1. */
 /* The kernel has every opcode row nr's translation needs. */
 static int has_ops(long nr)
 {

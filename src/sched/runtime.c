@@ -173,22 +173,26 @@ static struct xsc_fiber *unlink_head(struct xsc_vcpu *v, bool fresh)
 	return f;
 }
 
+/* Which of v's lists holds the older head, the one to run first: one
+ * order over both (rq_lock held, at least one list not empty). */
+static bool fresh_first(const struct xsc_vcpu *v)
+{
+	const struct xsc_fiber *r = v->rq_head, *n = v->nq_head;
+
+	return !r || (n && n->rticket < r->rticket);
+}
+
 static struct xsc_fiber *rq_pop(struct xsc_vcpu *v)
 {
-	struct xsc_fiber *f = NULL, *r, *n;
+	struct xsc_fiber *f = NULL;
 
 	if (!atomic_load_explicit(&v->rq_len, memory_order_relaxed))
 		return NULL;
 	xsc__spin_lock(&v->rq_lock);
-	r = v->rq_head;
-	n = v->nq_head;
-	if (r || n) {
-		/* the older of the two heads: one order over both lists */
-		f = unlink_head(v, !r || (n && n->rticket < r->rticket));
-		r = v->rq_head;
-		n = v->nq_head;
-		if (r || n) {	/* the next head runs after f */
-			struct xsc_fiber *next = !r || (n && n->rticket < r->rticket) ? n : r;
+	if (v->rq_head || v->nq_head) {
+		f = unlink_head(v, fresh_first(v));
+		if (v->rq_head || v->nq_head) {	/* the next head runs after f */
+			struct xsc_fiber *next = fresh_first(v) ? v->nq_head : v->rq_head;
 			prefetch_stack(next);
 			__builtin_prefetch(next->rnext);
 		}
