@@ -178,8 +178,8 @@ int xsc__fdwait_start(struct xsc *x)
 	pthread_attr_setsigmask_np(&attr, &all);
 	pthread_mutex_init(&f->lock, NULL);
 	f->x = x;
-	f->epfd = (int)xsc__sys1(SYS_epoll_create1, EPOLL_CLOEXEC);
-	f->evfd = (int)xsc__sys2(SYS_eventfd2, 0, EFD_CLOEXEC);
+	f->epfd = xsc__fd_aside((int)xsc__sys1(SYS_epoll_create1, EPOLL_CLOEXEC));
+	f->evfd = xsc__fd_aside((int)xsc__sys2(SYS_eventfd2, 0, EFD_CLOEXEC));
 	ev.data.fd = f->evfd;
 	if (f->epfd < 0 || f->evfd < 0 ||
 	    xsc__sys4(SYS_epoll_ctl, f->epfd, EPOLL_CTL_ADD, f->evfd, &ev) < 0 ||

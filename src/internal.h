@@ -321,6 +321,11 @@ void xsc__mc_close(struct xsc *x);
 
 /* io_uring executor (uring.c) */
 int xsc__uring_setup(struct xsc *x);
+/* io_uring_register(2) on the handle's ring, by fd or (once the fd is
+ * closed) by its registered index.  Returns the result or -errno. */
+long xsc__uring_register(struct xsc *x, unsigned op, void *arg, unsigned nr);
+#define XSC_FEAT_REG_REG_RING (1U << 13)		/* 6.3 */
+#define XSC_REGISTER_USE_REGISTERED_RING (1U << 31)	/* 6.3 */
 void xsc__uring_teardown(struct xsc *x);
 bool xsc__uring_has(struct xsc *x, unsigned op);
 struct io_uring_sqe *xsc__sqe_slow(struct xsc *x, int id, int part);
@@ -451,6 +456,11 @@ void xsc__route_all(struct xsc *x);
  * system calls: no stdio, whose locks and FILE allocation the runtime
  * must not take (transparent mode).  Returns the length or -errno. */
 long xsc__read_small(const char *path, char *buf, size_t len);
+/* Moves a descriptor of xsc's own to the lowest free number at or above
+ * the soft RLIMIT_NOFILE (probe.c), out of the range the program
+ * allocates from.  Returns the new fd (the old one closed), or fd itself
+ * when there is no room (soft limit = hard limit) or a call fails. */
+int xsc__fd_aside(int fd);
 
 #pragma GCC visibility pop
 #endif

@@ -683,7 +683,10 @@ static bool register_slots(struct urun *u)
 	if (!need || st->files)
 		return true;
 	u->r->x->st.crossings++;
-	if (io_uring_register_files_sparse(&u->r->x->ring, XSC_MC_MAX) < 0) {
+	struct io_uring_rsrc_register reg = {
+		.nr = XSC_MC_MAX, .flags = IORING_RSRC_REGISTER_SPARSE,
+	};
+	if (xsc__uring_register(u->r->x, IORING_REGISTER_FILES2, &reg, sizeof(reg)) < 0) {
 		st->files_failed = true;
 		return false;
 	}

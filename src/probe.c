@@ -22,9 +22,39 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include "rawsys.h"
+
+/* The soft limit is raised for the one F_DUPFD and put back at once: a
+ * number at or above it is one the program's own calls never get, and
+ * descriptors above the soft limit stay valid.  xsc creates its fds at
+ * start-up or in xsc_open, before the program's threads use them.  With
+ * no room above (soft = hard), the highest free number below the limit:
+ * the program's numbers then match native except for its last few. */
+int xsc__fd_aside(int fd)
+{
+	struct rlimit old, up;
+	long nfd = -1;
+
+	if (fd < 0 || xsc__sys4(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &old) < 0)
+		return fd;
+	up = old;
+	up.rlim_cur = old.rlim_max - old.rlim_cur > 64 ? old.rlim_cur + 64 : old.rlim_max;
+	if (up.rlim_cur > old.rlim_cur &&
+	    xsc__sys4(SYS_prlimit64, 0, RLIMIT_NOFILE, &up, NULL) == 0) {
+		nfd = xsc__sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, old.rlim_cur);
+		xsc__sys4(SYS_prlimit64, 0, RLIMIT_NOFILE, &old, NULL);
+	}
+	for (rlim_t n = old.rlim_cur; nfd < 0 && n > (rlim_t)fd + 1 &&
+	     n + 64 > old.rlim_cur; n--)
+		nfd = xsc__sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, n - 1);
+	if (nfd < 0)
+		return fd;
+	xsc__sys1(SYS_close, fd);
+	return (int)nfd;
+}
 
 long xsc__read_small(const char *path, char *buf, size_t len)
 {

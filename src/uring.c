@@ -116,11 +116,6 @@ int xsc__uring_setup(struct xsc *x)
 	/* a registered ring fd spares every io_uring_enter an fget/fput, and
 	 * keeps the ring usable if the program closes its fd (close_range) */
 	x->ring_registered = io_uring_register_ring_fd(&x->ring) == 1;
-	struct stat st;
-	if (xsc__sys2(SYS_fstat, x->ring.ring_fd, &st) == 0) {
-		x->ring_dev = st.st_dev;
-		x->ring_ino = st.st_ino;
-	}
 	x->have_ring = true;
 	x->ring_open = true;
 	x->sqpoll = want_sqpoll;
@@ -128,20 +123,46 @@ int xsc__uring_setup(struct xsc *x)
 	x->pr.sqpoll = want_sqpoll;
 	x->probe = io_uring_get_probe_ring(&x->ring);
 	x->pr.nops = x->probe ? x->probe->last_op + 1 : 0;
+	/* The program's descriptor numbers are its own: natively its first
+	 * open gets 3 and its last the one below RLIMIT_NOFILE.  A registered
+	 * ring needs no fd from 6.3 on (enter and register by index), so the
+	 * fd is closed; before that it is moved above the soft limit. */
+	if (x->ring_registered && (x->ring.features & XSC_FEAT_REG_REG_RING)) {
+		xsc__sys1(SYS_close, x->ring.ring_fd);
+		x->ring.ring_fd = -1;
+	} else {
+		x->ring.ring_fd = xsc__fd_aside(x->ring.ring_fd);
+	}
+	struct stat st;
+	if (xsc__sys2(SYS_fstat, x->ring.ring_fd, &st) == 0) {
+		x->ring_dev = st.st_dev;
+		x->ring_ino = st.st_ino;
+	}
 	return 0;
 }
 
-#define XSC_REGISTER_USE_REGISTERED_RING (1U << 31)	/* 6.3 */
+long xsc__uring_register(struct xsc *x, unsigned op, void *arg, unsigned nr)
+{
+	struct io_uring *r = &x->ring;
 
-/* The program may have closed the ring's fd (daemons run close_range)
- * and reused its number: close it only if it is still the ring; else
- * drop the registered ring through its index, unmap, and close nothing. */
+	if (r->ring_fd >= 0)
+		return xsc__sys4(SYS_io_uring_register, r->ring_fd, op, arg, nr);
+	if (!x->ring_registered)
+		return -EBADF;
+	return xsc__sys4(SYS_io_uring_register, r->enter_ring_fd,
+			 op | XSC_REGISTER_USE_REGISTERED_RING, arg, nr);
+}
+
+/* The ring's fd was closed at setup (6.3+), or the program may have
+ * closed it (daemons run close_range) and reused its number: close it
+ * only if it is still the ring; else drop the registered ring through
+ * its index, unmap, and close nothing. */
 static void ring_exit(struct xsc *x)
 {
 	struct io_uring *r = &x->ring;
 	struct stat st;
 
-	if (xsc__sys2(SYS_fstat, r->ring_fd, &st) == 0 &&
+	if (r->ring_fd >= 0 && xsc__sys2(SYS_fstat, r->ring_fd, &st) == 0 &&
 	    (uint64_t)st.st_dev == x->ring_dev && (uint64_t)st.st_ino == x->ring_ino) {
 		io_uring_queue_exit(r);
 		return;
