@@ -7,6 +7,11 @@
  *  - io_uring_setup(SINGLE_ISSUER): the ring belongs to the caller, whose
  *    own io_uring_enter on it then succeeds (-EEXIST otherwise);
  *  - prctl(PR_SET_NAME): the caller's name changes;
+ *  - set_mempolicy: the caller's NUMA policy changes (get_mempolicy);
+ *  - ioprio_set(IOPRIO_WHO_PROCESS, 0) and sched_setaffinity(0): the
+ *    caller's I/O priority and CPU set change;
+ *  - clock_gettime(CLOCK_THREAD_CPUTIME_ID): the caller's CPU time, read
+ *    between two native reads after it has spun for 30 ms;
  *  - by their arguments: a PI futex records the caller's thread id as
  *    owner; waitid/wait4 with __WNOTHREAD reap the caller's own child;
  *    ppoll with a signal mask is ended by a signal sent to the caller;
@@ -17,6 +22,7 @@
 #include <linux/io_uring.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <linux/keyctl.h>
@@ -105,6 +111,74 @@ static void name(void)
 	CHECK_EQ(xsc_call(x, SYS_prctl, PR_SET_NAME, "xsc-bound", 0, 0, 0), 0);
 	CHECK_EQ(prctl(PR_GET_NAME, got, 0, 0, 0), 0);
 	CHECK(strcmp(got, "xsc-bound") == 0);
+}
+
+static void mempolicy(void)
+{
+	unsigned long node0 = 1;
+	int mode = -1;
+
+	if (syscall(SYS_get_mempolicy, &mode, NULL, 0, NULL, 0) != 0) {
+		printf("get_mempolicy natively: %s; not checked\n", strerror(errno));
+		return;
+	}
+	CHECK_EQ(mode, 0);	/* MPOL_DEFAULT */
+	CHECK_EQ(xsc_call(x, SYS_set_mempolicy, 1 /* MPOL_PREFERRED */, &node0, 64), 0);
+	CHECK_EQ(syscall(SYS_get_mempolicy, &mode, NULL, 0, NULL, 0), 0);
+	CHECK_EQ(mode, 1);
+	CHECK_EQ(xsc_call(x, SYS_set_mempolicy, 0, NULL, 0), 0);
+	CHECK_EQ(syscall(SYS_get_mempolicy, &mode, NULL, 0, NULL, 0), 0);
+	CHECK_EQ(mode, 0);
+}
+
+#define IOPRIO_WHO_PROCESS 1
+#define IOPRIO_BE_5 ((2 << 13) | 5)	/* IOPRIO_CLASS_BE, level 5 */
+
+static void sched(void)
+{
+	long old = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
+	cpu_set_t all, one, got;
+
+	CHECK_GE(old, 0);
+	CHECK(old != IOPRIO_BE_5);
+	CHECK_EQ(xsc_call(x, SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, IOPRIO_BE_5), 0);
+	CHECK_EQ(syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0), IOPRIO_BE_5);
+	CHECK_EQ(syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, old), 0);
+
+	CHECK_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+	if (CPU_COUNT(&all) < 2) {
+		printf("one CPU allowed: sched_setaffinity not checked\n");
+		return;
+	}
+	CPU_ZERO(&one);
+	for (int c = CPU_SETSIZE - 1; c >= 0; c--)
+		if (CPU_ISSET(c, &all)) {
+			CPU_SET(c, &one);	/* the highest allowed CPU only */
+			break;
+		}
+	CHECK_EQ(xsc_call(x, SYS_sched_setaffinity, 0, sizeof(one), &one), 0);
+	CHECK_EQ(sched_getaffinity(0, sizeof(got), &got), 0);
+	CHECK(CPU_EQUAL(&got, &one));
+	CHECK_EQ(sched_setaffinity(0, sizeof(all), &all), 0);
+}
+
+static uint64_t ns_of(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
+}
+
+static void thread_clock(void)
+{
+	struct timespec before, mid, after;
+
+	CHECK_EQ(clock_gettime(CLOCK_THREAD_CPUTIME_ID, &before), 0);
+	do	/* 30 ms of the caller's own CPU time */
+		CHECK_EQ(clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mid), 0);
+	while (ns_of(&mid) - ns_of(&before) < 30000000);
+	CHECK_EQ(xsc_call(x, SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &mid), 0);
+	CHECK_EQ(clock_gettime(CLOCK_THREAD_CPUTIME_ID, &after), 0);
+	CHECK(ns_of(&mid) >= ns_of(&before) + 30000000);
+	CHECK(ns_of(&mid) <= ns_of(&after));
 }
 
 static void pi_futex(void)
@@ -199,6 +273,9 @@ int main(void)
 	keyring();
 	ring();
 	name();
+	mempolicy();
+	sched();
+	thread_clock();
 	pi_futex();
 	wnothread();
 	masked_wait();
