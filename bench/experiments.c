@@ -27,6 +27,7 @@ WEAK_BENCH(apache);
 WEAK_BENCH(oltp);
 WEAK_BENCH(calls);
 WEAK_BENCH(fibers);
+WEAK_BENCH(sandbox);
 #ifdef XSC_HAVE_TRACE	/* a weak reference would not pull it from the archive */
 int xsc_bench_trace(int argc, char **argv);
 #else
@@ -124,6 +125,11 @@ const struct bench_exp bench_exps[] = {
 	  "FlexSC section 4 (the cost of intercepting unmodified binaries); no paper figure",
 	  "FlexSC intercepts calls in its M-on-N library, compiled into the program; it "
 	  "gives no per-call interception figure." },
+	{ "sandbox", xsc_bench_sandbox,
+	  "the cost of following a seccomp filter installed mid-run, library and xsc threads",
+	  "no paper figure: FlexSC predates io_uring's seccomp bypass (docs/security.md)",
+	  "FlexSC's syscall threads are kernel threads of the process and inherit its "
+	  "seccomp state; the papers do not discuss sandboxes." },
 	{ "oltp", xsc_bench_oltp,
 	  "MariaDB with sysbench OLTP natively vs under xsc run",
 	  "FlexSC Figures 14 and 15 (MySQL, sysbench OLTP)",

@@ -197,6 +197,14 @@ acheck fibers "metric,n,xsc,nptl,xsc_over_nptl,go" \
 	"xsc measured, ratio = xsc/nptl, Go only on memory rows" 12
 grep -q '^pingpong,10,[0-9.]*,[0-9.]' "$d/all/fibers.csv" || fail "fibers: no pingpong row for 10 pairs on both"
 
+# sandbox (run by all): before/after a seccomp filter, library and
+# fibers; change rows carry only the one-time costs.
+acheck sandbox "metric,mode,xsc_before_ns,xsc_after_ns,after_over_before,native_before_ns,native_after_ns" \
+	'($1 == "change" ? $3 == "" && $4 > 0 && $7 > 0 :
+	  $3 > 0 && $4 > 0 && near($5, $4 / $3, 0.006) && $6 > 0 && $7 > 0) &&
+	 ($2 == "library" || $2 == "fibers")' \
+	"times positive, ratio = after/before" 6
+
 # calls (run by all): libc calls natively, under xsc run trapped, and
 # with rewritten sites; needs the preload library (not in sanitizer builds).
 if [ -f "$(dirname "$x")/libxsc-preload.so" ]; then
