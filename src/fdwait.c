@@ -193,7 +193,7 @@ int xsc__fdwait_start(struct xsc *x)
 		return -EAGAIN;
 	}
 	pthread_attr_destroy(&attr);
-	/* its id, before glibc's set*id round can look for it (preload.c setxid) */
+	/* its id, before glibc's set*id round can look for it (preload/signals.c setxid) */
 	while (!atomic_load(&f->tid))
 		sched_yield();
 	x->fdw = f;

@@ -379,7 +379,7 @@ XSC_EXPORT int (xsc_post)(struct xsc *x, long nr, ...)
 
 static int start_worker(struct xsc *x, int id)
 {
-	/* in transparent mode the pool starts with the vcpu (preload.c) or not
+	/* in transparent mode the pool starts with the vcpu (preload/start.c) or not
 	 * at all: starting it here would malloc under a fiber */
 	if (!x->wk && (xsc__raw_workers || xsc__workers_start(x) < 0))
 		return -1;

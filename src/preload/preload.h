@@ -1,5 +1,6 @@
 /*
- * preload.h - transparent mode internals shared by preload.c and wrap.c.
+ * preload.h - transparent mode internals the runtime and the preload
+ * library's files share (the library's own: shim.h).
  */
 #ifndef XSC_TP_H
 #define XSC_TP_H
@@ -19,7 +20,7 @@ long xsc__tp_call(long nr, const long *a);
  * runtime's own answers (sigaction, thread ids, signals), the rest
  * directly. */
 long xsc__tp_handler_call(struct xsc_vcpu *v, long nr, const long *a);
-/* Raises signals other threads sent to fiber f (running). */
+/* Raises signals other threads sent to fiber f (running; signals.c). */
 void xsc__tp_deliver(struct xsc_fiber *f);
 /* Its emulation needs the trapped registers (clone, fork, ...): a site
  * making it is never rewritten (preload.c). */
@@ -56,7 +57,7 @@ static inline long xsc__tp_enter(struct xsc_vcpu *v, long nr, const long *a,
 /* Entry from a libc function the library interposes (wrap.c): program
  * code on a fiber runs with the selector at BLOCK; anything else (our own
  * code, signal handlers, threads that are not vcpus, a forked child) runs
- * the call directly (a handler's trapped calls: preload.c in_handler). */
+ * the call directly (a handler's trapped calls: signals.c in_handler). */
 static inline long xsc__tp_fast(long nr, long a0, long a1, long a2, long a3,
 				long a4, long a5)
 {

@@ -35,8 +35,8 @@ struct xsc_tp_fiber {
 
 /* A vcpu running such threads.  ret, sel and self are read at fixed
  * offsets through %gs (the stub in stub_x86_64.S, gs_vcpu() in
- * preload.c): the member is first in struct xsc_vcpu, and these three
- * first in it (preload.c asserts the offsets). */
+ * shim.h): the member is first in struct xsc_vcpu, and these three
+ * first in it (shim.h asserts the offsets). */
 struct xsc_tp_vcpu {
 	uint64_t ret;			/* where the stub returns to: %gs:0 */
 	volatile unsigned char sel;	/* syscall user dispatch selector: %gs:8 */

@@ -18,7 +18,7 @@
  * selector at ALLOW, so while a vfork child borrows the vcpu's memory its
  * calls (even through interposed functions) run directly; the parent,
  * resumed when the child execs or exits, sets it back to BLOCK (offset 8
- * of struct xsc_vcpu, checked in preload.c).
+ * of struct xsc_vcpu, checked in shim.h).
  *
  * xsc__tp_restorer: rt_sigreturn for handlers we install; it has to live
  * in the library's text for the same reason.

@@ -635,7 +635,7 @@ static void loop(struct xsc_vcpu *v)
 			xsc__rt_creds_catch_up(v);
 		if (__builtin_expect(atomic_load_explicit(&v->tp.intr, memory_order_relaxed), 0) &&
 		    atomic_exchange(&v->tp.intr, 0) && xsc__tp_scan)
-			xsc__tp_scan(v);	/* signals interrupt calls (preload.c) */
+			xsc__tp_scan(v);	/* signals interrupt calls (preload/signals.c) */
 		struct xsc_fiber *f = rq_pop(v);
 
 		if (!f) {
@@ -714,7 +714,7 @@ static void on_done(void *arg, int id, long ret, uint64_t tag)
 	}
 	if (!f)
 		return;
-	f->tp.call = 0;		/* no longer an entry to cancel (preload.c) */
+	f->tp.call = 0;		/* no longer an entry to cancel (preload/signals.c) */
 	xsc__resume(f, ret);	/* kept if the fiber reaped its own call */
 }
 

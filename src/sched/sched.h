@@ -132,7 +132,7 @@ extern __thread struct xsc_vcpu *xsc__self;	/* NULL outside a vcpu */
  * thread sets to its struct xsc_vcpu and nothing else in user space uses
  * on x86-64 Linux. */
 extern bool xsc__tp;
-/* transparent mode: the kernel mask of a vcpu with no fiber to run (preload.c:
+/* transparent mode: the kernel mask of a vcpu with no fiber to run (preload/signals.c:
  * every signal no thread of the program accepts) */
 extern _Atomic uint64_t xsc__tp_idlemask;
 /* wrfsbase may be used (HWCAP2_FSGSBASE); else arch_prctl (runtime.c) */

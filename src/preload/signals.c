@@ -1,0 +1,712 @@
+/*
+ * signals.c - transparent mode: signals as the program's threads see them
+ * natively.  Which signals some thread accepts (the idle vcpus' mask);
+ * signals sent to a thread blocked in a call interrupt it (EINTR or
+ * SA_RESTART); every handler runs through a trampoline; each fiber has its
+ * own mask and pending set; preemption of fibers that never make a call;
+ * sigwaitinfo, sigtimedwait, sigsuspend and pause park the fiber, not its
+ * vcpu.  See docs/transparent.md.
+ */
+#include "shim.h"
+
+/* Which signals some thread of the program accepts (leaves unblocked).
+ * A vcpu with no fiber to run blocks the others, as the program's threads
+ * do: a process-directed signal every thread blocks stays pending for the
+ * thread that waits for it in sigwait (below), instead of being taken,
+ * with its default action, by an idle kernel thread.  was/now: a
+ * thread's mask before and after (~0: the thread does not exist). */
+_Atomic int tp_accepting[65];
+uint32_t tp_mask_lock;
+
+void tp_account(uint64_t was, uint64_t now)
+{
+	uint64_t blocked = ~was & now, unblocked = was & ~now;
+	bool tighter = false, changed = false;
+
+	for (int s = 1; s <= 64; s++) {
+		if ((blocked >> (s - 1)) & 1)
+			tighter |= atomic_fetch_sub(&tp_accepting[s], 1) == 1;
+		else if ((unblocked >> (s - 1)) & 1)
+			changed |= atomic_fetch_add(&tp_accepting[s], 1) == 0;
+	}
+	if (tighter || changed)
+		tp_idle_mask(tighter);
+}
+
+/* Recomputes the idle vcpus' mask from the counts; tighter: kick them. */
+void tp_idle_mask(bool tighter)
+{
+	xsc__spin_lock(&tp_mask_lock);
+	uint64_t m = 0;
+	for (int s = 1; s <= 64; s++)
+		if (!atomic_load(&tp_accepting[s]))
+			m |= SIGBIT(s);
+	atomic_store(&xsc__tp_idlemask, m & ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP)));
+	xsc__spin_unlock(&tp_mask_lock);
+	if (tighter)	/* sleeping vcpus take the new mask */
+		for (int i = 0; i < xsc__rt.n; i++)
+			if (atomic_load(&xsc__rt.v[i].idle) && xsc__rt.v[i].x)
+				xsc__kick(xsc__rt.v[i].x);
+}
+
+
+/* ---- signals that interrupt blocked calls ------------------------------------------ */
+
+/* A signal sent to a thread blocked in a call interrupts the call, as the
+ * kernel's would: the entry is canceled (by the vcpu that owns it, in its
+ * scheduler: tp_scan), the handler runs on the thread, and the call returns
+ * EINTR or, when every handler run had SA_RESTART and the call is one the
+ * kernel restarts, is issued again (signal(7)).  A call that completed
+ * before the cancel keeps its result.  Calls not listed here (connect,
+ * sleeps, whose remaining time is not kept) are not tp_interrupted. */
+static int interruptible(long nr)	/* 2: and restarted with SA_RESTART */
+{
+	switch (nr) {
+	case SYS_read: case SYS_readv: case SYS_write: case SYS_writev:
+	case SYS_pread64: case SYS_pwrite64: case SYS_recvfrom: case SYS_recvmsg:
+	case SYS_sendto: case SYS_sendmsg: case SYS_accept: case SYS_accept4:
+	case SYS_wait4: case SYS_waitid: case SYS_flock: case SYS_fcntl:
+		return 2;
+	case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
+	case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_epoll_pwait2:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Under tp.lock: asks f's vcpu to cancel the call f waits in. */
+static void interrupt(struct xsc_fiber *f)
+{
+	int no = 0;
+
+	if (!f->tp.call || !f->home || !interruptible(f->tp.call_nr))
+		return;
+	if (atomic_compare_exchange_strong(&f->tp.intr, &no, 1)) {
+		atomic_store(&f->home->tp.intr, 1);
+		xsc__kick(f->home->x);
+	}
+}
+
+/* The vcpu's scheduler: cancels what was asked of it.  A signal whose
+ * handler ran outside any thread (a vcpu between fibers took it)
+ * interrupts one thread that accepts it and waits in a call the kernel
+ * would not just restart. */
+void tp_scan(struct xsc_vcpu *v)
+{
+	uint64_t stray = atomic_exchange(&tp.stray, 0);
+
+	xsc__spin_lock(&tp.lock);
+	for (int s = 1; stray && s <= 64; s++) {
+		bool restart = tp.act[s].flags & SA_RESTART, done = false;
+		if (!((stray >> (s - 1)) & 1))
+			continue;
+		for (int i = 0; i < NTID && !done; i++)
+			for (struct xsc_fiber *f = tp.tids[i]; f && !done; f = f->tp.link) {
+				int k = f->tp.call ? interruptible(f->tp.call_nr) : 0;
+				if (k && !(f->sigmask & SIGBIT(s)) && !(restart && k == 2)) {
+					interrupt(f);
+					done = true;
+				}
+			}
+	}
+	for (int i = 0; i < NTID; i++)
+		for (struct xsc_fiber *f = tp.tids[i]; f; f = f->tp.link) {
+			int one = 1;
+			if (f->home == v && f->tp.call &&
+			    atomic_compare_exchange_strong(&f->tp.intr, &one, 2))
+				xsc_cancel(v->x, f->tp.call - 1);
+		}
+	xsc__spin_unlock(&tp.lock);
+}
+
+/* The tp_interrupted fiber, back on its vcpu with the call's result r. */
+long tp_interrupted(struct xsc_fiber *f, long nr, long r)
+{
+	uint64_t p = __atomic_load_n(&f->tp.pending, __ATOMIC_ACQUIRE) & ~f->sigmask;
+	bool restart = interruptible(nr) == 2;
+
+	atomic_store(&f->tp.intr, 0);
+	if (r != -ECANCELED && r != -EINTR)
+		return r;	/* it completed first: the kernel's answer */
+	if (!p)
+		return -EINTR;	/* its handler ran already (tp_scan) */
+	for (int s = 1; s <= 64; s++)
+		if (((p >> (s - 1)) & 1) && !(tp.act[s].flags & SA_RESTART))
+			restart = false;
+	if (p)
+		xsc__tp_deliver(f);	/* the handlers run now, on this thread */
+	return restart ? XSC_TP_RESTART : -EINTR;
+}
+
+/* Real-time signals (32..64) queue: every instance sent to a thread is
+ * delivered once, as the kernel does; the others merge in the pending
+ * mask.  The counts change under tp.lock. */
+#define RTFIRST 32
+
+static inline bool is_rt(int s)
+{
+	return s >= RTFIRST && s <= 64;
+}
+
+/* Records signal sig as pending for fiber f (tp.lock held). */
+static void pend_locked(struct xsc_fiber *f, int sig)
+{
+	if (is_rt(sig) && f->tp.rtq[sig - RTFIRST] < UINT16_MAX)
+		f->tp.rtq[sig - RTFIRST]++;
+	__atomic_or_fetch(&f->tp.pending, SIGBIT(sig), __ATOMIC_RELEASE);
+}
+
+/* A signal for another fiber waits in the fiber and is raised on whichever
+ * kernel thread runs it, right before it returns to program code (a call it
+ * is blocked in is not tp_interrupted).  1 if vtid names a fiber, 0 if not,
+ * -EINVAL for a bad signal. */
+int tp_tid_post(int vtid, int sig)
+{
+	int found = 0;
+
+	if (sig < 0 || sig > 64)
+		return -EINVAL;
+	xsc__spin_lock(&tp.lock);
+	for (struct xsc_fiber *f = tp.tids[(unsigned)vtid % NTID]; f; f = f->tp.link) {
+		if (f->vtid == vtid) {
+			if (sig)
+				pend_locked(f, sig);
+			if (sig && f->tp.wait_fd && (f->tp.wait_set & SIGBIT(sig)))
+				xsc__sys3(SYS_write, f->tp.wait_fd - 1, (long)&(uint64_t){ 1 }, 8);
+			else if (sig && !(f->sigmask & SIGBIT(sig)))
+				interrupt(f);
+			found = 1;
+			break;
+		}
+	}
+	xsc__spin_unlock(&tp.lock);
+	return found;
+}
+
+/* Raises the signals other threads sent to the running fiber. */
+void xsc__tp_deliver(struct xsc_fiber *f)
+{
+	int ktid = xsc__vcpu()->tp.ktid;
+	long pid = xsc__sys0(SYS_getpid);
+	uint16_t n[33];
+	uint64_t p;
+
+	/* taken under the lock, raised after it: a handler runs inside the
+	 * tgkill below and may send signals itself */
+	xsc__spin_lock(&tp.lock);
+	p = __atomic_fetch_and(&f->tp.pending, f->sigmask, __ATOMIC_ACQUIRE) &
+	    ~f->sigmask;	/* blocked ones stay pending */
+	for (int s = RTFIRST; s <= 64; s++) {
+		n[s - RTFIRST] = f->tp.rtq[s - RTFIRST];
+		if (p & SIGBIT(s))
+			f->tp.rtq[s - RTFIRST] = 0;
+	}
+	xsc__spin_unlock(&tp.lock);
+	for (int s = 1; s <= 64; s++) {
+		if (!(p & SIGBIT(s)))
+			continue;
+		int k = is_rt(s) && n[s - RTFIRST] ? n[s - RTFIRST] : 1;
+		while (k--)
+			xsc__sys3(SYS_tgkill, pid, ktid, s);
+	}
+}
+
+/* ---- signals -------------------------------------------------------------------- */
+
+/* Every handler the program installs runs through here.  Its calls never
+ * switch fibers: they trap (the selector stays BLOCK) into in_handler(),
+ * which answers the ones that are the runtime's to answer (installing a
+ * handler, thread ids and signals) and makes the rest directly.  With the
+ * selector at ALLOW a handler's sigaction went straight to the kernel,
+ * installing the program's handler without the trampoline and with libc's
+ * restorer: that handler then ran with the selector at BLOCK, its
+ * rt_sigreturn trapped and returned into garbage (Apache's SIGTERM under
+ * xsc run ended in SIGSEGV). */
+/* ---- preemption -------------------------------------------------------------------- */
+
+/* A fiber that runs program code without a system call never gives its
+ * vcpu back: a spin-wait for another fiber (InnoDB's group commit waits so
+ * for an I/O completion another thread handles) then spins for good on one
+ * vcpu, where the kernel would have preempted the thread.  A watchdog
+ * thread looks at every vcpu each tick (XSC_PREEMPT_MS, default 10; 0:
+ * off); one that has run the same fiber in program code for a whole tick
+ * gets SIGURG, queued with a cookie (rt_tgsigqueueinfo), and its handler
+ * (preempt) switches the fiber out from inside the signal frame: the
+ * fiber goes to the back of its vcpu's queue and, when it runs again,
+ * returns from the handler to where it was.  SIGURG, whose default action
+ * is to ignore it, goes to the program's own handler when it is not ours.
+ * A fiber that makes system calls without ever switching (a thread
+ * polling with getppid, clock reads the vDSO cannot do, non-blocking
+ * reads: all run inline) is in the runtime, not in program code, most of
+ * the time the watchdog looks: it is told to yield at its next call
+ * instead (want_yield, dispatch), or it starved the others on its vcpu
+ * for good (a thread that waits for it to finish never ran again). */
+static bool preempt(struct xsc_vcpu *v, siginfo_t *si, ucontext_t *uc)
+{
+	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	struct xsc_fiber *f = v->cur;
+
+	if (si->si_code != SI_QUEUE || si->si_value.sival_int != tp.preempt_cookie)
+		return false;	/* the program's own SIGURG */
+	/* only program code: not the runtime's (it runs with ALLOW), not a
+	 * handler, not a vfork child borrowing the vcpu */
+	if (!f || !f->fs || v->tp.sel != TP_SEL_BLOCK || v->tp.in_handler ||
+	    v->tp.vfork || (ip >= tp.text_lo && ip < tp.text_hi))
+		return true;
+	atomic_fetch_add_explicit(&tp.npreempt, 1, memory_order_relaxed);
+	v->tp.sel = TP_SEL_ALLOW;
+	/* the kernel mask is the handler's until sigreturn: the next fiber
+	 * must get its own (run() compares against this) */
+	v->tp.sigmask = ~0ULL;
+	xsc_yield();
+	v = xsc__vcpu();	/* its home vcpu: the same */
+	/* sigreturn restores the mask the fiber had when tp_interrupted */
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &uc->uc_sigmask, 0, 8);
+	v->tp.sigmask = *(uint64_t *)&uc->uc_sigmask;
+	v->tp.sel = TP_SEL_BLOCK;
+	return true;
+}
+
+static void *watchdog(void *arg)
+{
+	struct { uint64_t switches; struct xsc_fiber *cur; } seen[256] = { { 0, NULL } };
+	struct timespec tick = { tp.preempt_ns / 1000000000L, tp.preempt_ns % 1000000000L };
+	long pid = xsc__sys0(SYS_getpid);
+
+	(void)arg;
+	atomic_store(&tp.wd_tid, (int)xsc__sys0(SYS_gettid));
+	for (;;) {
+		xsc__sys4(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &tick, 0);
+		for (int i = 0; i < xsc__rt.n && i < 256; i++) {
+			struct xsc_vcpu *v = &xsc__rt.v[i];
+			uint64_t sw = __atomic_load_n(&v->switches, __ATOMIC_RELAXED);
+			struct xsc_fiber *cur = __atomic_load_n(&v->cur, __ATOMIC_RELAXED);
+			bool stuck = cur && sw == seen[i].switches && cur == seen[i].cur &&
+				     !atomic_load(&v->idle);
+			if (stuck)
+				atomic_store(&v->tp.want_yield, 1);
+			if (stuck && v->tp.sel == TP_SEL_BLOCK) {
+				siginfo_t si;
+				memset(&si, 0, sizeof(si));
+				si.si_signo = PREEMPT_SIG;
+				si.si_code = SI_QUEUE;
+				si.si_pid = (pid_t)pid;
+				si.si_value.sival_int = tp.preempt_cookie;
+				xsc__sys4(SYS_rt_tgsigqueueinfo, pid, v->tp.ktid, PREEMPT_SIG, &si);
+			}
+			seen[i].switches = sw;
+			seen[i].cur = cur;
+		}
+	}
+	return NULL;
+}
+
+/* Starts the watchdog (also in a forked child: threads are not inherited). */
+void tp_watch(void)
+{
+	pthread_attr_t attr;
+	sigset_t all;
+
+	atomic_store(&tp.wd_tid, 0);
+	if (tp.preempt_ns <= 0)
+		return;
+	sigfillset(&all);
+	pthread_attr_init(&attr);
+	pthread_attr_setsigmask_np(&attr, &all);
+	pthread_attr_setstacksize(&attr, 65536);
+	if (pthread_create(&tp.wd_th, &attr, watchdog, NULL) != 0)
+		xsc__say("xsc run: no preemption thread: a fiber that spins without "
+			 "system calls keeps its vcpu\n");
+	else	/* its id, before any set*id round can look for it (setxid) */
+		while (!atomic_load(&tp.wd_tid))
+			sched_yield();
+	pthread_attr_destroy(&attr);
+}
+
+void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
+{
+	struct xsc_vcpu *v = xsc__tp ? xsc__vcpu() : NULL;
+	struct kact *k = &tp.act[sig];
+	void *h = k->handler;
+	unsigned long flags = k->flags;
+	unsigned char sel = 0;
+
+	if (sig == PREEMPT_SIG && v && preempt(v, si, uc))
+		return;
+	if (flags & SA_RESETHAND)
+		k->handler = SIG_DFL;
+	if (v) {
+		sel = v->tp.sel;
+		if (!v->tp.vfork)	/* a vfork child's calls stay direct */
+			v->tp.sel = TP_SEL_BLOCK;
+		v->tp.in_handler++;
+		if (v->cur)
+			v->cur->tp.nsig++;
+	}
+	if (v && !v->cur && h != SIG_DFL && h != SIG_IGN) {
+		/* a process signal taken by a vcpu between fibers: natively
+		 * it would have tp_interrupted a thread's call (tp_scan picks one) */
+		atomic_fetch_or_explicit(&tp.stray, SIGBIT(sig), memory_order_relaxed);
+		atomic_store(&v->tp.intr, 1);
+		if (v->x)	/* taken as it went idle: do not sleep now */
+			xsc__kick(v->x);
+	}
+	if (h != SIG_DFL && h != SIG_IGN) {
+		if (flags & SA_SIGINFO)
+			((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
+		else
+			((void (*)(int))h)(sig);
+	}
+	if (v) {
+		v->tp.in_handler--;
+		v->tp.sel = sel;
+	}
+}
+
+long tp_install(int sig, const struct kact *p)
+{
+	struct kact k = *p;
+
+	if (sig == PREEMPT_SIG && tp.preempt_ns > 0 &&
+	    (k.handler == SIG_DFL || k.handler == SIG_IGN)) {
+		/* the watchdog's signal: the program sees its own disposition
+		 * (tp.act); the runtime keeps the trampoline */
+		k.handler = (void *)tp_sig_tramp;
+		k.flags = SA_SIGINFO | SA_RESTART;
+	} else if (k.handler != SIG_DFL && k.handler != SIG_IGN) {
+		k.handler = (void *)tp_sig_tramp;
+		k.flags |= SA_SIGINFO;
+	}
+	k.flags |= SA_RESTORER;
+	k.restorer = (void *)xsc__tp_restorer;
+	k.mask &= ~SIGBIT(SIGSYS);
+	return xsc__sys4(SYS_rt_sigaction, sig, &k, 0, 8);
+}
+
+long tp_sigaction(const long *a, bool in_sig)
+{
+	bool locked = true;
+	int sig = (int)a[0];
+	const struct kact *act = (const void *)a[1];
+	struct kact *old = (void *)a[2], prev;
+	long r = 0;
+
+	if (a[3] != 8)
+		return -EINVAL;
+	if (sig < 1 || sig > 64)
+		return -EINVAL;
+	if (sig == SIGKILL || sig == SIGSTOP)
+		return act ? -EINVAL : (old ? (*old = tp.act[sig], 0) : 0);
+	/* in a handler, the code it tp_interrupted may hold the lock */
+	if (in_sig)
+		locked = !__atomic_exchange_n(&tp.lock, 1, __ATOMIC_ACQUIRE);
+	else
+		xsc__spin_lock(&tp.lock);
+	prev = tp.act[sig];
+	if (act) {
+		if (sig == SIGSYS)
+			warn_once(&tp.warned_sigsys, "the program's SIGSYS handler is "
+				  "recorded but not installed (interception uses SIGSYS)");
+		else
+			r = tp_install(sig, act);
+		if (r == 0)
+			tp.act[sig] = *act;
+	}
+	if (locked)
+		xsc__spin_unlock(&tp.lock);
+	if (r == 0 && old)
+		*old = prev;
+	return r;
+}
+
+long tp_sigprocmask(const long *a, ucontext_t *uc)
+{
+	struct xsc_vcpu *v = xsc__vcpu();
+	uint64_t *m = (uint64_t *)&uc->uc_sigmask, cur = *m, nm = cur;
+	const uint64_t *set = (const void *)a[1];
+	uint64_t *old = (void *)a[2];
+
+	if (a[3] != 8)
+		return -EINVAL;
+	if (set) {
+		switch (a[0]) {
+		case SIG_BLOCK: nm = cur | *set; break;
+		case SIG_UNBLOCK: nm = cur & ~*set; break;
+		case SIG_SETMASK: nm = *set; break;
+		default: return -EINVAL;
+		}
+	}
+	if (old)
+		*old = cur;
+	nm &= ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+	if (nm != cur) {
+		/* in force now and after the handler's sigreturn */
+		*m = nm;
+		tp_account(cur, nm);
+		v->cur->sigmask = nm;
+		v->tp.sigmask = nm;
+		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &nm, 0, 8);
+	}
+	return 0;
+}
+
+/* glibc's set*id (setuid(3) and its kin) signals every thread in its list
+ * with SIGSETXID and waits, on a tp_futex, until each one's handler has made
+ * the call too.  Here those threads are fibers, vcpus and readiness
+ * threads: a fiber blocked in a call would not run its handler for long,
+ * and a kernel thread's handler wakes the tp_futex in the kernel, where the
+ * fiber does not wait.  So the handler runs at once, here, as the target
+ * (its thread pointer loaded), its set*id call made once on this kernel
+ * thread whichever thread it is for, with the same result for each
+ * (in_handler; glibc aborts on results that differ): the initiator's own
+ * call that follows is recorded as process-wide, and every kernel thread
+ * of the runtime makes it (creds.c).  false: tid is none of those
+ * threads. */
+static bool setxid(int tid)
+{
+	struct xsc_vcpu *v = xsc__vcpu();
+	struct xsc_fiber *f = v->cur;
+	struct kact *k = &tp.act[SIGSETXID];
+	uint64_t tcb = 0, all = ~SIGBIT(SIGSYS), old;
+	unsigned char sel;
+	siginfo_t si;
+
+	if (k->handler == SIG_DFL || k->handler == SIG_IGN || !(k->flags & SA_SIGINFO))
+		return false;
+	xsc__spin_lock(&tp.lock);
+	for (struct xsc_fiber *t = tp.tids[(unsigned)tid % NTID]; t; t = t->tp.link)
+		if (t->vtid == tid)
+			tcb = t->fs;
+	xsc__spin_unlock(&tp.lock);
+	if (!tcb && tid && tid == atomic_load(&tp.wd_tid))
+		tcb = (uint64_t)tp.wd_th;	/* glibc x86-64: a pthread_t is its TCB */
+	for (int i = 0; !tcb && i < xsc__rt.n; i++) {
+		struct xsc_vcpu *u = &xsc__rt.v[i];
+		if (u->tp.ktid == tid)
+			tcb = u->tp.fs;
+		else if (u->x)
+			xsc__fdwait_thread(u->x, tid, &tcb);
+	}
+	if (!tcb)
+		return false;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGSETXID;
+	si.si_code = SI_TKILL;
+	si.si_pid = (pid_t)xsc__sys0(SYS_getpid);
+	si.si_uid = (uid_t)xsc__sys0(SYS_getuid);
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
+	set_fs(tcb);
+	v->tp.setxid = true;
+	v->tp.in_handler++;
+	sel = v->tp.sel;
+	v->tp.sel = TP_SEL_BLOCK;	/* its calls trap: in_handler() */
+	((void (*)(int, siginfo_t *, void *))k->handler)(SIGSETXID, &si, NULL);
+	v->tp.sel = sel;
+	v->tp.in_handler--;
+	v->tp.setxid = false;
+	set_fs(f->fs);
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8);
+	return true;
+}
+
+long tp_kill(long nr, const long *a)
+{
+	int tid = (int)(nr == SYS_tgkill ? a[1] : a[0]);
+	int sig = (int)(nr == SYS_tgkill ? a[2] : a[1]);
+	struct xsc_fiber *f = cur_fiber();
+	int host;
+
+	if (sig == SIGSETXID && f && nr == SYS_tgkill && a[0] == xsc__sys0(SYS_getpid) &&
+	    setxid(tid))
+		return 0;
+	if (f && tid == f->vtid && sig > 0 && sig <= 64 && (f->sigmask & SIGBIT(sig))) {
+		/* blocked: pending for this thread, not for the kernel thread
+		 * that other fibers share */
+		xsc__spin_lock(&tp.lock);
+		pend_locked(f, sig);
+		xsc__spin_unlock(&tp.lock);
+		return 0;
+	}
+	if (f && tid == f->vtid)
+		host = xsc__vcpu()->tp.ktid;	/* delivered before we return */
+	else if ((host = tp_tid_post(tid, sig)) == 0)
+		return xsc__sys6(nr, a[0], a[1], a[2], 0, 0, 0);
+	else
+		return host > 0 ? 0 : host;	/* delivered when it next runs */
+	if (sig < 0 || sig > 64)
+		return -EINVAL;
+	return sig ? xsc__sys3(SYS_tgkill, xsc__sys0(SYS_getpid), host, sig) : 0;
+}
+
+/* ---- waiting for signals ----------------------------------------------------------- */
+
+/* sigwaitinfo, sigtimedwait, sigsuspend and pause park the fiber, not its
+ * vcpu: a daemon's signal thread waiting in the kernel held a vcpu for
+ * good (with one vcpu, Apache never answered).  A wait ends on a signal
+ * sent to the thread (kept in the fiber: tp_tid_post writes the wait's
+ * eventfd) or pending for the process (a signalfd for the set polls
+ * readable; vcpus with no fiber to run block what no thread accepts, so
+ * such a signal stays pending for the waiter: see tp_account()). */
+
+/* The lowest signal of set sent to fiber f, taken (one instance of a
+ * real-time one); 0 if none. */
+static int take_own(struct xsc_fiber *f, uint64_t set)
+{
+	uint64_t p;
+	int s = 0;
+
+	xsc__spin_lock(&tp.lock);
+	if ((p = __atomic_load_n(&f->tp.pending, __ATOMIC_ACQUIRE) & set) != 0) {
+		s = __builtin_ctzll(p) + 1;
+		if (is_rt(s) && f->tp.rtq[s - RTFIRST] > 1)
+			f->tp.rtq[s - RTFIRST]--;	/* more queued: stays pending */
+		else {
+			if (is_rt(s))
+				f->tp.rtq[s - RTFIRST] = 0;
+			__atomic_fetch_and(&f->tp.pending, ~SIGBIT(s), __ATOMIC_ACQ_REL);
+		}
+	}
+	xsc__spin_unlock(&tp.lock);
+	return s;
+}
+
+/* Parks fiber f until a signal of set may be pending for it or the
+ * process, or until deadline (xsc__now() ns; -1: none).  0: look again;
+ * -ETIMEDOUT; or the error that kept it from waiting. */
+static long park_for(struct xsc_fiber *f, uint64_t set, int64_t deadline)
+{
+	struct pollfd p[2];
+	struct timespec left, *lp = NULL;
+	long sfd, efd, r = 0;
+
+	sfd = xsc__sys4(SYS_signalfd4, -1, (long)&set, 8, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0)
+		return sfd;
+	efd = xsc__sys2(SYS_eventfd2, 0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (efd < 0) {
+		xsc__sys1(SYS_close, sfd);
+		return efd;
+	}
+	xsc__spin_lock(&tp.lock);
+	if (!(f->tp.pending & set)) {
+		f->tp.wait_set = set;
+		f->tp.wait_fd = (int)efd + 1;
+		r = 1;
+	}
+	xsc__spin_unlock(&tp.lock);
+	if (r) {
+		p[0] = (struct pollfd){ (int)sfd, POLLIN, 0 };
+		p[1] = (struct pollfd){ (int)efd, POLLIN, 0 };
+		if (deadline >= 0) {
+			int64_t ns = deadline - xsc__now();
+			if (ns < 0)
+				ns = 0;
+			left = (struct timespec){ ns / 1000000000, ns % 1000000000 };
+			lp = &left;
+		}
+		r = xsc_syscall(SYS_ppoll, (long)p, 2, (long)lp, 0, 8, 0);
+		xsc__spin_lock(&tp.lock);
+		f->tp.wait_fd = 0;
+		f->tp.wait_set = 0;
+		xsc__spin_unlock(&tp.lock);
+		r = r == 0 ? -ETIMEDOUT : (r < 0 && r != -EINTR) ? r : 0;
+	}
+	xsc__sys1(SYS_close, sfd);
+	xsc__sys1(SYS_close, efd);
+	return r;
+}
+
+long tp_sigtimedwait(const long *a)
+{
+	struct xsc_fiber *f = cur_fiber();
+	struct timespec ts;
+	int64_t deadline = -1;
+	uint64_t set;
+	long r;
+	int s;
+
+	if (a[3] != 8)
+		return -EINVAL;
+	if (xsc__ucopy_in(&set, (const void *)a[0], sizeof(set)))
+		return -EFAULT;
+	if (a[2]) {
+		if (xsc__ucopy_in(&ts, (const void *)a[2], sizeof(ts)))
+			return -EFAULT;
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+			return -EINVAL;
+		deadline = xsc__now() + ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	}
+	set &= ~(SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+	for (;;) {
+		if ((s = take_own(f, set)) != 0) {
+			siginfo_t si;
+			memset(&si, 0, sizeof(si));
+			si.si_signo = s;
+			si.si_code = tp.tkill_code;
+			si.si_pid = (pid_t)xsc__sys0(SYS_getpid);
+			si.si_uid = (uid_t)xsc__sys0(SYS_getuid);
+			if (a[1] && xsc__ucopy_out((void *)a[1], &si, sizeof(si)))
+				return -EFAULT;
+			return s;
+		}
+		static const struct timespec zero;
+		r = xsc__sys4(SYS_rt_sigtimedwait, (long)&set, a[1], (long)&zero, 8);
+		if (r != -EAGAIN)
+			return r;
+		if (deadline >= 0 && xsc__now() >= deadline)
+			return -EAGAIN;
+		r = park_for(f, set, deadline);
+		if (r < 0 && r != -ETIMEDOUT)
+			return r;
+	}
+}
+
+/* sigsuspend (a: the mask) and pause (a == NULL): the fiber's mask is
+ * replaced while it waits; it returns -EINTR once a handler has run on
+ * it.  Pending signals are delivered by setting the mask from the fiber
+ * itself, so the handler runs on the thread's own stack and TLS. */
+long tp_sigsuspend(const long *a)
+{
+	struct xsc_fiber *f = cur_fiber();
+	uint64_t old = f->sigmask, nm = old;
+	long r;
+
+	if (a) {
+		if (a[1] != 8)
+			return -EINVAL;
+		if (xsc__ucopy_in(&nm, (const void *)a[0], sizeof(nm)))
+			return -EFAULT;
+	}
+	nm &= ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+	/* while it waits, the signals it accepts are its own to take: idle
+	 * vcpus must not take them for it */
+	tp_account(old, ~0ULL);
+	for (;;) {
+		struct xsc_vcpu *v = xsc__vcpu();	/* may change after a park */
+		uint32_t before = f->tp.nsig;
+
+		f->sigmask = nm;
+		v->tp.sigmask = nm;
+		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&nm, 0, 8);
+		if (f->tp.pending & ~nm)
+			xsc__tp_deliver(f);
+		f->sigmask = old;
+		v->tp.sigmask = old;
+		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8);
+		if (f->tp.nsig != before) {
+			r = -EINTR;
+			break;
+		}
+		/* parked, it blocks what it waits for: switching to it must
+		 * not deliver those in the scheduler (run() sets its mask),
+		 * only the unmasking above, on the fiber */
+		f->sigmask = old | (~nm & ~SIGBIT(SIGSYS));
+		r = park_for(f, ~nm & ~SIGBIT(SIGSYS), -1);
+		f->sigmask = old;
+		if (r < 0)
+			break;
+	}
+	tp_account(~0ULL, old);
+	return r;
+}

@@ -1,0 +1,363 @@
+/*
+ * start.c - transparent mode: start-up (one vcpu per allowed core,
+ * syscall user dispatch, the main thread turned into a fiber, the
+ * original kernel thread parked) and forked children, which get a runtime
+ * of their own.
+ */
+#include "shim.h"
+
+/* ---- start-up ------------------------------------------------------------------- */
+
+static int find_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t me = (uintptr_t)arg;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + p->p_vaddr, hi = lo + p->p_memsz;
+		if (p->p_type == PT_LOAD && (p->p_flags & PF_X) && me >= lo && me < hi) {
+			tp.text_lo = lo;
+			tp.text_hi = hi;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void vcpu_start(struct xsc_vcpu *v)
+{
+	long r;
+
+	/* GS points at the vcpu for the native-call stub (stub_x86_64.S):
+	 * %gs-relative loads need no FSGSBASE */
+	v->tp.self = v;
+	xsc__sys2(SYS_arch_prctl, ARCH_SET_GS, v);
+	v->tp.fs = rdfsbase();
+	v->tp.ktid = (int)xsc__sys0(SYS_gettid);
+	v->tp.sel = TP_SEL_ALLOW;
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, 0, &v->tp.sigmask, 8);
+	r = xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
+		      (long)tp.text_lo, (long)(tp.text_hi - tp.text_lo),
+		      (long)&v->tp.sel, 0);
+	if (r < 0) {	/* probed before: only a kernel change gets here */
+		xsc__say("xsc run: syscall user dispatch failed on a vcpu (%ld)\n", r);
+		abort();
+	}
+	/* the pool's bookkeeping comes from malloc: allocate it now, before
+	 * any fiber runs, not later from a fiber or the scheduler */
+	r = v->x->cfg.backend == XSC_BACKEND_INLINE ? 0 : xsc__workers_start(v->x);
+	if (r < 0)	/* its calls then run inline (handle.c start_worker) */
+		xsc__say("xsc run: no syscall thread on a vcpu (%s)\n", strerror((int)-r));
+}
+
+/* The process's main thread (a forked child's: the one that forked) has
+ * nothing to run from here on, but it is what /proc shows and what kill(2)
+ * checks permissions against: it takes the program's process-wide
+ * credential changes (creds.c). */
+static void park_forever(void *arg)
+{
+	uint64_t all = ~0ULL;
+	unsigned have = atomic_load(&xsc__creds_gen);	/* before main runs */
+
+	/* this thread shares the main fiber's TLS: no signal may run here */
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, 0, 8);
+	atomic_store(&xsc__creds_parked, have);
+	xsc__rt_adopt(arg);
+	xsc__creds_park(have);
+}
+
+/* Ends the kernel's rseq updates for this kernel thread, whose area is
+ * in the TLS block at thread pointer tcb; mark: and says so in the area
+ * (sched_getcpu() then asks the kernel). */
+static void unregister_rseq(uint64_t tcb, bool mark)
+{
+	const ptrdiff_t *off = dlsym(RTLD_DEFAULT, "__rseq_offset");
+	const unsigned *size = dlsym(RTLD_DEFAULT, "__rseq_size");
+	char *area;
+
+	if (!off || !size || !*size)
+		return;
+	area = (char *)tcb + *off;
+	if (xsc__sys4(SYS_rseq, area, *size, 1 /* UNREGISTER */, RSEQ_SIG) == 0 && mark)
+		*(volatile int32_t *)(area + 4) = -2;	/* REGISTRATION_FAILED */
+}
+
+/* ---- forked children -------------------------------------------------------------- */
+
+/* libc's fork, in the child, once libc has reset its own state (malloc,
+ * stdio, its thread list: the one thread left is the one that forked):
+ * the child gets a runtime of its own as the parent has one (vcpus,
+ * rings, syscall threads, dispatch) and the thread that forked goes on
+ * as its one fiber.  Everything else of the parent's runtime is not the
+ * child's: its other fibers are gone as threads are natively, the locks
+ * their vcpus may have held and their wait queues are reset, their
+ * records abandoned; the rings are shared with the parent, so only the
+ * child's copies of their fds are closed.  This kernel thread, a vcpu of
+ * the parent's, then sleeps as the original main thread does. */
+static void rearm(void)
+{
+	struct xsc_fiber *f = tp.child;
+	struct xsc_vcpu *old = tp.child_v;
+	struct xsc_ctx park;
+	void *pstack;
+	int ret;
+
+	if (!f || xsc__sys0(SYS_getpid) != tp.child_pid)
+		return;	/* not the child of a fiber's fork */
+	tp.child = NULL;
+	if (tp.fork_native)
+		return;
+	pstack = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (pstack == MAP_FAILED) {
+		xsc__say("xsc run: a forked child runs natively: out of memory\n");
+		return;
+	}
+	/* this thread's rseq area is in the parent's vcpu thread's TLS,
+	 * which libc has just put back in its stack cache */
+	unregister_rseq(old->tp.fs, false);
+	tp.lock = 0;
+	tp_mask_lock = 0;
+	tp_recs.lock = 0;
+	memset(tp.tids, 0, sizeof(tp.tids));
+	for (int s = 0; s <= 64; s++)
+		atomic_store(&tp_accepting[s], 0);
+	atomic_store(&tp.stray, 0);
+	atomic_store(&tp.nthreads, 0);
+	f->vtid = (int)tp.child_pid;	/* gettid() == getpid(), as natively */
+	f->tp.link = NULL;
+	f->home = NULL;
+	f->state = F_RUNNING;
+	f->tp.pending = 0;	/* a child starts with no signal pending */
+	memset(f->tp.rtq, 0, sizeof(f->tp.rtq));
+	f->tp.wait_set = 0;
+	f->tp.wait_fd = 0;
+	f->tp.call = 0;
+	atomic_store(&f->tp.intr, 0);
+	tp_tid_add(f);
+	tp_account(~0ULL, f->sigmask);
+	tp_idle_mask(false);
+	xsc__rt_forget();
+	xsc__tp = true;
+	ret = xsc__rt_start(&tp.cfg);
+	if (ret < 0) {
+		/* natively the child would go on: so it does, without xsc
+		 * (vcpus that started stop without running anything) */
+		atomic_store(&xsc__rt.stop, 1);
+		for (int i = 0; i < xsc__rt.n; i++)
+			if (atomic_load(&xsc__rt.v[i].inited) > 0)
+				xsc__kick(xsc__rt.v[i].x);
+		xsc__tp = false;
+		xsc__say("xsc run: a forked child runs natively: cannot start "
+			 "its vcpus (%s)\n", strerror(-ret));
+		munmap(pstack, 65536);
+		return;
+	}
+	tp_watch();
+	if (tp.verbose)
+		xsc__say("xsc run: forked child %ld: %d vcpus\n", tp.child_pid, xsc__rt.n);
+	if (xsc__ctx_make(&park, pstack, 65536, park_forever, f, NULL) < 0)
+		abort();
+	xsc__ctx_switch(&f->ctx, &park);
+	/* f, on a vcpu of the child's runtime */
+	xsc__vcpu()->tp.sel = TP_SEL_BLOCK;
+}
+
+static const char *why_not(void)
+{
+	unsigned char sel = 0;
+
+	if (xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
+		      (long)tp.text_lo, 1, (long)&sel, 0) < 0)
+		return "the kernel lacks syscall user dispatch (Linux >= 5.11)";
+	xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0, 0);
+	return NULL;
+}
+
+/* A signal one thread sends another and the receiver takes with sigwait
+ * carries the si_code of tgkill; what that is (SI_TKILL, or SI_USER on
+ * newer kernels) is asked of the kernel once, with SIGUSR1 blocked for
+ * the moment and any pending one left alone. */
+static int tkill_code(void)
+{
+	uint64_t one = SIGBIT(SIGUSR1), old, pend = 0;
+	static const struct timespec zero;
+	siginfo_t si;
+	int code = SI_TKILL;
+
+	xsc__sys4(SYS_rt_sigprocmask, SIG_BLOCK, &one, &old, 8);
+	xsc__sys2(SYS_rt_sigpending, &pend, 8);
+	if (!(pend & one) &&
+	    xsc__sys3(SYS_tgkill, xsc__sys0(SYS_getpid), xsc__sys0(SYS_gettid), SIGUSR1) == 0 &&
+	    xsc__sys4(SYS_rt_sigtimedwait, &one, &si, &zero, 8) == SIGUSR1)
+		code = si.si_code;
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8);
+	return code;
+}
+
+static int start(void)
+{
+	struct xsc_runtime_config cfg;
+	struct kact k = { (void *)tp_on_sigsys,
+			  SA_SIGINFO | SA_NODEFER | SA_RESTORER,
+			  (void *)xsc__tp_restorer, 0 };
+	struct xsc_fiber *mainf;
+	struct xsc_ctx park;
+	const char *why, *env;
+	void *pstack;
+	uint64_t mask;
+	long nr;
+
+	if ((nr = tp_check_emulators()) >= 0) {
+		/* a defect of this build, not of the program: stop loudly */
+		xsc__say("xsc run: the syscall table and the shim disagree on %s "
+			 "(.shim = XSC_SHIM_EMULATE and preload.c's emulators[])\n",
+			 xsc_syscall_name(nr));
+		abort();
+	}
+	dl_iterate_phdr(find_text, (void *)(uintptr_t)start);
+	if (!tp.text_lo)
+		why = "cannot find the library's own text";
+	else
+		why = why_not();
+	if (why) {
+		xsc__say("xsc run: %s; running the program natively\n", why);
+		return -1;
+	}
+	tp.verbose = getenv("XSC_VERBOSE") != NULL;
+	xsc__tp_rewrite_init();
+	xsc__fsgsbase = (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE) != 0;
+	if (!xsc__fsgsbase && tp.verbose)
+		xsc__say("xsc run: no FSGSBASE from user space: each switch to a "
+			 "thread's TLS costs an arch_prctl system call\n");
+	xsc_runtime_config_init(&cfg);
+	if ((env = getenv("XSC_THREADS")) != NULL && atoi(env) > 0)
+		cfg.nthreads = (unsigned)atoi(env);
+	if ((env = getenv("XSC_NPAGES")) != NULL && atoi(env) > 0)
+		cfg.npages = (unsigned)atoi(env);
+	tp.affinity_len = xsc__sys3(SYS_sched_getaffinity, 0, sizeof(tp.affinity),
+				    tp.affinity);
+	for (int s = 1; s <= 64; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			xsc__sys4(SYS_rt_sigaction, s, 0, &tp.act[s], 8);
+	/* signals the program already handles (inherited SIG_IGN needs
+	 * nothing) go through the trampoline too */
+	for (int s = 1; s <= 64; s++)
+		if (s != SIGKILL && s != SIGSTOP && s != SIGSYS &&
+		    tp.act[s].handler != SIG_DFL && tp.act[s].handler != SIG_IGN)
+			tp_install(s, &tp.act[s]);
+	if (xsc__sys4(SYS_rt_sigaction, SIGSYS, &k, 0, 8) < 0) {
+		xsc__say("xsc run: cannot tp_install the SIGSYS handler; running natively\n");
+		return -1;
+	}
+	mainf = tp_rec_get();
+	pstack = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (!mainf || pstack == MAP_FAILED) {
+		xsc__say("xsc run: out of memory at start; running natively\n");
+		return -1;
+	}
+	atomic_store(&tp.next_vtid, 0x40000000);	/* above any pid_max */
+	mainf->vtid = (int)xsc__sys0(SYS_getpid);
+	mainf->fs = rdfsbase();
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, 0, &mask, 8);
+	mainf->sigmask = mask & ~SIGBIT(SIGSYS);
+	tp_account(~0ULL, mainf->sigmask);
+	tp.tkill_code = tkill_code();
+	/* the kernel would keep updating the area for this (soon parked)
+	 * thread, not for whichever vcpu runs main: make sched_getcpu() ask */
+	unregister_rseq(rdfsbase(), true);
+	xsc__tp = true;
+	xsc__raw_workers = true;	/* no glibc locks in syscall threads */
+	xsc__tp_vcpu_start = vcpu_start;
+	xsc__tp_reap = tp_reap;
+	xsc__tp_scan = tp_scan;
+	xsc__tp_interrupted = tp_interrupted;
+	tp.cfg = cfg;
+	tp.fork_native = (env = getenv("XSC_FORK")) != NULL && strcmp(env, "native") == 0;
+	tp.preempt_ns = 10 * 1000000L;
+	if ((env = getenv("XSC_PREEMPT_MS")) != NULL)
+		tp.preempt_ns = atol(env) * 1000000L;
+	tp.preempt_cookie = (int)(xsc__now() ^ (xsc__sys0(SYS_getpid) << 16)) | 1;
+	if (tp.preempt_ns > 0)
+		tp_install(PREEMPT_SIG, &tp.act[PREEMPT_SIG]);
+	if (xsc__rt_start(&cfg) < 0) {
+		xsc__say("xsc run: cannot start the vcpus\n");
+		abort();	/* threads may already run with dispatch on */
+	}
+	/* glibc installs its SIGSETXID handler at the first pthread_create,
+	 * the runtime's own: setxid() runs it, and through the trampoline
+	 * its calls trap into in_handler() wherever it runs.  (SIGCANCEL's,
+	 * installed then too, stays as glibc made it: asynchronous
+	 * cancellation unwinds out of its handler, past the trampoline's
+	 * epilogue.) */
+	{
+		struct kact now;
+		if (xsc__sys4(SYS_rt_sigaction, SIGSETXID, 0, &now, 8) == 0 &&
+		    now.handler != SIG_DFL && now.handler != SIG_IGN &&
+		    now.handler != (void *)tp_sig_tramp) {
+			tp.act[SIGSETXID] = now;
+			tp_install(SIGSETXID, &now);
+		}
+	}
+	/* after the runtime's own child handlers (handle.c: the parent's
+	 * handles are foreign in the child), which its start registered */
+	pthread_atfork(NULL, NULL, rearm);
+	tp_watch();
+	tp_tid_add(mainf);
+	if (tp.verbose)
+		xsc__say("xsc run: %d vcpus, dispatch region %#lx-%#lx\n", xsc__rt.n,
+		    (unsigned long)tp.text_lo, (unsigned long)tp.text_hi);
+	/* From here main() runs as a fiber on a vcpu; this kernel thread
+	 * sleeps for good on a small stack of its own. */
+	if (xsc__ctx_make(&park, pstack, 65536, park_forever, mainf, NULL) < 0)
+		abort();
+	xsc__ctx_switch(&mainf->ctx, &park);
+	return 0;
+}
+
+/* XSC_VERBOSE: one line of counts when the program exits. */
+static void __attribute__((destructor)) report(void)
+{
+	uint64_t trap = 0, fast = 0;
+
+	if (!xsc__tp || !tp.verbose)
+		return;
+	for (int i = 0; i < xsc__rt.n; i++) {
+		trap += xsc__rt.v[i].tp.ntrap;
+		fast += xsc__rt.v[i].tp.nfast;
+	}
+	xsc__say("xsc run: %ld threads as fibers, %lu calls trapped (SIGSYS), "
+		 "%lu through interposed functions, %ld tp_futex wakes passed to "
+		 "the kernel (%ld kernel waiters woken), %ld preemptions\n",
+		 atomic_load(&tp.nthreads), (unsigned long)trap,
+		 (unsigned long)fast, atomic_load(&tp.kwakes),
+		 atomic_load(&tp.kwoken), atomic_load(&tp.npreempt));
+	xsc__tp_rewrite_report();
+}
+
+static int wrap_main(int argc, char **argv, char **envp)
+{
+	const char *off = getenv("XSC_TRANSPARENT");
+
+	if (!(off && strcmp(off, "0") == 0) && start() == 0)
+		xsc__vcpu()->tp.sel = TP_SEL_BLOCK;
+	return tp.main(argc, argv, envp);
+}
+
+XSC_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc,
+				 char **argv, void (*init)(void), void (*fini)(void),
+				 void (*rtld_fini)(void), void *stack_end)
+{
+	int (*real)(int (*)(int, char **, char **), int, char **, void (*)(void),
+		    void (*)(void), void (*)(void), void *);
+
+	real = dlsym(RTLD_NEXT, "__libc_start_main");
+	if (!real) {
+		xsc__say("xsc run: cannot find libc's __libc_start_main\n");
+		abort();
+	}
+	tp.main = main;
+	return real(wrap_main, argc, argv, init, fini, rtld_fini, stack_end);
+}
