@@ -73,6 +73,29 @@ static enum xsc_shim shim_zero_ms(int ms)
 	return ms == 0 ? XSC_SHIM_DIRECT : XSC_SHIM_POST;
 }
 
+/* A futex in memory shared with other processes (no FUTEX_PRIVATE_FLAG:
+ * glibc's process-shared mutexes and condition variables, sem_open
+ * semaphores, Python's multiprocessing locks) is woken by other
+ * processes through the kernel, where an emulated wait would never see
+ * it: its waits go through the runtime to the kernel (the fiber parks and
+ * its vcpu runs others; io_uring's FUTEX_WAIT, or a syscall thread for a
+ * timed wait), its wakes and requeues straight to the kernel (they never
+ * block).  Private futexes, and PI ones either way, are the emulator's. */
+static enum xsc_shim shim_futex(const int64_t a[6])
+{
+	if (a[1] & FUTEX_PRIVATE_FLAG)
+		return XSC_SHIM_EMULATE;
+	switch (a[1] & FUTEX_CMD_MASK) {
+	case FUTEX_WAIT: case FUTEX_WAIT_BITSET:
+		return XSC_SHIM_POST;
+	case FUTEX_WAKE: case FUTEX_WAKE_BITSET: case FUTEX_WAKE_OP:
+	case FUTEX_REQUEUE: case FUTEX_CMP_REQUEUE:
+		return XSC_SHIM_DIRECT;
+	default:
+		return XSC_SHIM_EMULATE;
+	}
+}
+
 static enum xsc_shim shim_poll(const int64_t a[6]) { return shim_zero_ms((int)a[2]); }
 static enum xsc_shim shim_epoll_wait(const int64_t a[6]) { return shim_zero_ms((int)a[3]); }
 

@@ -115,7 +115,11 @@ long tp_spawn(uint64_t flags, uint64_t sp, int *ptid, int *ctid,
 }
 
 /* The fiber is off its stack (scheduler context): now the stack may be
- * reused, so clear the tid word and wake pthread_join. */
+ * reused, so clear the tid word and wake pthread_join.  As the kernel's
+ * CLONE_CHILD_CLEARTID wake is a shared futex wake, glibc's join waits on
+ * the word without FUTEX_PRIVATE_FLAG, which the shim hands to the kernel
+ * (shim_futex, table.c): the wake goes to the kernel too, as well as to
+ * any emulated waiter. */
 void tp_reap(struct xsc_fiber *f)
 {
 	tid_del(f);
@@ -123,6 +127,7 @@ void tp_reap(struct xsc_fiber *f)
 	if (f->ctid) {
 		__atomic_store_n(f->ctid, 0, __ATOMIC_RELEASE);
 		xsc__futex_wake(f->ctid, INT_MAX, ~0u);
+		xsc__sys3(SYS_futex, (long)f->ctid, FUTEX_WAKE, INT_MAX);
 	}
 	rec_put(f);
 }

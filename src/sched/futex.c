@@ -15,10 +15,10 @@
  * Deadlines ride on the timed-wait machinery of sync.c (an absolute
  * clock_nanosleep in the vcpu's syscall pages: an io_uring timeout).
  *
- * Limits (documented in docs/transparent.md): waits are visible only to
- * this process, so a futex shared with another process through shared
- * memory is not woken by that process; PI and robust futexes are not
- * emulated.
+ * Only private futexes come here: a futex without FUTEX_PRIVATE_FLAG may
+ * be shared with another process, whose wakes reach only the kernel, so
+ * the shim hands those to the kernel (shim_futex, table.c).  PI and
+ * robust futexes are not emulated (docs/transparent.md).
  */
 #include "sched.h"
 
