@@ -14,7 +14,7 @@
 # threads: the shim engaged).  Then `xsc run` itself: exit status and
 # fatal signal propagation, 127 for a missing program, a static binary
 # run natively with a warning; and /usr/bin/python3 with threads, a
-# queue, a thread pool, getaddrinfo and subprocess, compared with its
+# queue, a thread pool, a process pool, getaddrinfo and subprocess, compared with its
 # native run.  One PASS/FAIL line per check, a diff on mismatch.
 # Exit 0 pass, 1 fail, 77 skip (no preload library, e.g. ASan builds).
 set -u
@@ -277,6 +277,21 @@ ai = socket.getaddrinfo("localhost", 80, socket.AF_INET, socket.SOCK_STREAM)
 a4 = sorted(a[4] for a in ai)
 assert ("127.0.0.1", 80) in a4 and pool_addrs == {tuple(a4)}, (a4, pool_addrs)
 print("getaddrinfo:", a4[0][0], a4[0][1])
+
+# processes: a process pool and a queue between processes, whose locks
+# are futexes in shared memory (woken by another process)
+import multiprocessing
+with concurrent.futures.ProcessPoolExecutor(max_workers=2) as ex:
+    pr = list(ex.map(digest, range(8)))
+assert pr == [digest(i) for i in range(8)], pr
+mq = multiprocessing.Queue()
+procs = [multiprocessing.Process(target=lambda i: mq.put((i, digest(i))), args=(i,))
+         for i in range(3)]
+for q in procs: q.start()
+mgot = sorted(mq.get(timeout=30) for _ in procs)
+for q in procs: q.join()
+assert mgot == [(i, digest(i)) for i in range(3)] and all(q.exitcode == 0 for q in procs)
+print("processes:", len(pr), len(mgot))
 
 p = subprocess.run(["echo", "x"], stdout=subprocess.PIPE, text=True)
 assert p.returncode == 0 and p.stdout == "x\n", p
