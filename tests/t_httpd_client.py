@@ -329,12 +329,15 @@ def t_slow_client(port):
     c.close()
 
 
-def t_head_of_line(port, nsmall=50, bound=0.1):
+def t_head_of_line(port, nsmall=50, bound=0.1, late=2, worst_bound=1.0):
     """One client downloads a 16 MiB file at a few KiB/s (a small receive
     buffer keeps the server's write blocked) while nsmall others fetch a
-    small file: each small request is answered within `bound` seconds.
-    A server whose completion path blocks on the slow client's socket
-    stalls every other connection of its kernel thread."""
+    small file: each small request is answered within `bound` seconds,
+    but for at most `late` of them, none later than `worst_bound`.  A
+    server whose completion path blocks on the slow client's socket
+    stalls every other connection of its kernel thread for seconds; a
+    loaded machine delays one request now and then (one took 0.205 s on
+    sqpoll beside a heavily loaded make test)."""
     slow = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     slow.connect(("127.0.0.1", port))
@@ -352,7 +355,7 @@ def t_head_of_line(port, nsmall=50, bound=0.1):
     t = threading.Thread(target=trickle)
     t.start()
     time.sleep(0.3)             # the server's write is blocked by now
-    worst = 0.0
+    took = []
     try:
         for _ in range(nsmall):
             t0 = time.time()
@@ -360,13 +363,16 @@ def t_head_of_line(port, nsmall=50, bound=0.1):
             c.send(get("/one.bin", extra="Connection: close\r\n"))
             expect(c, 200, "application/octet-stream", b"x", False)
             c.close()
-            worst = max(worst, time.time() - t0)
+            took.append(time.time() - t0)
     finally:
         stop.set()
         t.join()
         rst_close(slow)
-    check(worst <= bound, "a small request took %.3f s while a slow client "
-          "downloads (bound %.3f s)" % (worst, bound))
+    over = [d for d in took if d > bound]
+    check(len(over) <= late and max(took) <= worst_bound,
+          "%d of %d small requests took over %.3f s while a slow client "
+          "downloads (at most %d may; the slowest %.3f s, bound %.3f s)"
+          % (len(over), nsmall, bound, late, max(took), worst_bound))
 
 
 def rst_close(s):
