@@ -162,7 +162,16 @@ int xsc_open(struct xsc **xp, const struct xsc_config *cfg);
  * and run nothing (the ring is a single-issuer ring of the owner's task;
  * the child has none of the syscall threads).  xsc_close works from
  * anywhere: in a forked child it frees the child's copy without touching
- * what the parent has in flight. */
+ * what the parent has in flight.
+ *
+ * A kernel behaviour to know: the kernel frees a closed io_uring ring
+ * later, in a work queue, and then notifies every thread that used it
+ * as a signal would (TIF_NOTIFY_SIGNAL, no signal is delivered).  A
+ * blocking call of that thread which returns partial progress on a
+ * signal (recv with MSG_WAITALL, a large write to a pipe) can then return
+ * short, once, after xsc_close; calls that would fail with EINTR are
+ * restarted by the kernel and see nothing.  Any io_uring program has
+ * this; a handle kept open for the thread's life does not. */
 int xsc_close(struct xsc *x);
 
 /* ------------------------------------------------------------------ */
