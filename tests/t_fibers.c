@@ -4,6 +4,7 @@
  * xsc-test: per-backend
  * xsc-test: timeout=300 */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -310,6 +311,15 @@ static int body(int argc, char **argv)
 		hi = started[i] > hi ? started[i] : hi;
 	}
 	if (hi - lo < 50000000LL) {
+		bool in_order = true;
+		for (int i = 0; i < 5; i++)
+			in_order &= order[i] == 100 * (i + 1);
+		if (!in_order)	/* what happened, for the report */
+			for (int i = 0; i < 5; i++)
+				printf("sleeper %d ms: started %+.1f ms, woke %+.1f ms (%.1f late)\n",
+				       100 * (i + 1), (double)(started[i] - lo) / 1e6,
+				       (double)(woke[i] - lo) / 1e6,
+				       (double)(woke[i] - started[i]) / 1e6 - 100.0 * (i + 1));
 		for (int i = 0; i < 5; i++)
 			CHECK_EQ(order[i], 100 * (i + 1));
 	} else {
