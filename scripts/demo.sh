@@ -34,4 +34,7 @@ echo
 echo "== fiber context switch (xsc bench switch) =="
 "$xsc" bench switch --quick
 echo
+echo "== following the program's seccomp filter: calls before and after (xsc bench sandbox --quick) =="
+"$xsc" bench sandbox --quick
+echo
 echo "Results: $(ls results/*.csv results/*.png 2>/dev/null | tr '\n' ' ')"
