@@ -31,7 +31,6 @@
  * run) and DIR/fibers.png (ping-pong throughput against N).
  */
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -40,7 +39,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -427,25 +425,23 @@ static int xsc_first(int argc, char **argv)
 	return 0;
 }
 
-/* Reads len bytes from fd within timeout_s seconds; how many it got. */
-static size_t read_full(int fd, void *buf, size_t len, int timeout_s)
+/* The child's side of run_job: kind and cur_job say what to measure. */
+static void job_child(void *arg)
 {
-	int64_t end = bench_now_ns() + timeout_s * 1000000000LL;
-	size_t got = 0;
+	struct job *j = arg;
+	struct xsc_runtime_config cfg;
+	int r;
 
-	while (got < len) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		int64_t left = (end - bench_now_ns()) / 1000000;
-		ssize_t r;
-
-		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-			break;
-		r = read(fd, (char *)buf + got, len - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
+	if (kind == NPTL) {
+		measure(j);
+		return;
 	}
-	return got;
+	xsc_runtime_config_init(&cfg);
+	if (kind == XSC_SMALL)
+		cfg.stack_size = 16 * 1024;
+	r = xsc_main(xsc_first, 0, NULL, &cfg);
+	if (r < 0)
+		snprintf(j->r.err, sizeof(j->r.err), "xsc_main: %s", strerror(-r));
 }
 
 /* Runs j with thread kind k in a child; false when it failed to report in
@@ -454,65 +450,15 @@ static size_t read_full(int fd, void *buf, size_t len, int timeout_s)
  * under 100,000 threads) are the row's note. */
 static bool run_job(struct job *j, enum impl k, int timeout_s)
 {
-	int fd[2];
-	pid_t pid;
-	int st;
-	size_t got;
-
 	memset(&j->r, 0, sizeof(j->r));
-	if (pipe(fd))
-		return false;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return false;
-	if (pid == 0) {
-		close(fd[0]);
-		kind = k;
-		cur_job = j;
-		if (k == NPTL) {
-			measure(j);
-		} else {
-			struct xsc_runtime_config cfg;
-			int r;
-
-			xsc_runtime_config_init(&cfg);
-			if (k == XSC_SMALL)
-				cfg.stack_size = 16 * 1024;
-			r = xsc_main(xsc_first, 0, NULL, &cfg);
-			if (r < 0)
-				snprintf(j->r.err, sizeof(j->r.err), "xsc_main: %s",
-					 strerror(-r));
-		}
-		if (write(fd[1], &j->r, sizeof(j->r)) != (ssize_t)sizeof(j->r))
-			_exit(1);
-		_exit(0);
-	}
-	close(fd[1]);
-	got = read_full(fd[0], &j->r, sizeof(j->r), timeout_s);
-	close(fd[0]);
-	if (got != sizeof(j->r)) {
-		bool hung = waitpid(pid, &st, WNOHANG) == 0;
-
-		if (hung) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-		}
-		memset(&j->r, 0, sizeof(j->r));
-		if (hung)
-			snprintf(j->r.err, sizeof(j->r.err), "no result in %d s (a hang)",
-				 timeout_s);
-		else if (WIFSIGNALED(st))
-			snprintf(j->r.err, sizeof(j->r.err), "died: %s", strsignal(WTERMSIG(st)));
-		else
-			snprintf(j->r.err, sizeof(j->r.err), "died: exit status %d",
-				 WEXITSTATUS(st));
-		fprintf(stderr, "xsc bench fibers: %s n=%ld on %s: %s\n", mname[j->m], j->n,
-			k == NPTL ? "NPTL" : "xsc", j->r.err);
-		return false;
-	}
-	waitpid(pid, &st, 0);
-	return true;
+	kind = k;		/* read by the child only */
+	cur_job = j;
+	if (bench_in_child(job_child, j, &j->r, sizeof(j->r), timeout_s, j->r.err,
+			   sizeof(j->r.err)))
+		return true;
+	fprintf(stderr, "xsc bench fibers: %s n=%ld on %s: %s\n", mname[j->m], j->n,
+		k == NPTL ? "NPTL" : "xsc", j->r.err);
+	return false;
 }
 
 /* ---- Go's goroutines ------------------------------------------------------ */

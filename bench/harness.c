@@ -4,10 +4,13 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -182,4 +185,71 @@ struct bench_refined bench_refined_model(double c1, double c256, double tsys,
 	r.pays = den > 0;
 	r.m = r.pays ? r.tenter / den : 0;
 	return r;
+}
+
+/* Reads len bytes from fd within timeout_s seconds; how many it got. */
+static size_t read_full(int fd, void *buf, size_t len, int timeout_s)
+{
+	int64_t end = bench_now_ns() + timeout_s * 1000000000LL;
+	size_t got = 0;
+
+	while (got < len) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		int64_t left = (end - bench_now_ns()) / 1000000;
+		ssize_t r;
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+			break;
+		r = read(fd, (char *)buf + got, len - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	return got;
+}
+
+bool bench_in_child(void (*fn)(void *), void *arg, void *out, size_t len, int timeout_s,
+		    char *why, size_t whylen)
+{
+	int fd[2], st;
+	pid_t pid;
+	size_t got;
+
+	if (pipe(fd)) {
+		snprintf(why, whylen, "pipe: %s", strerror(errno));
+		return false;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(why, whylen, "fork: %s", strerror(errno));
+		close(fd[0]);
+		close(fd[1]);
+		return false;
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		fn(arg);
+		_exit(write(fd[1], out, len) == (ssize_t)len ? 0 : 1);
+	}
+	close(fd[1]);
+	got = read_full(fd[0], out, len, timeout_s);
+	close(fd[0]);
+	if (got == len) {
+		waitpid(pid, &st, 0);
+		return true;
+	}
+	bool hung = waitpid(pid, &st, WNOHANG) == 0;
+	if (hung) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	memset(out, 0, len);
+	if (hung)
+		snprintf(why, whylen, "no result in %d s (a hang)", timeout_s);
+	else if (WIFSIGNALED(st))
+		snprintf(why, whylen, "died: %s", strsignal(WTERMSIG(st)));
+	else
+		snprintf(why, whylen, "died: exit status %d", WEXITSTATUS(st));
+	return false;
 }

@@ -93,6 +93,13 @@ pid_t bench_spawn(char *const argv[], int cpu, int *out);
 size_t bench_read_all(int fd, char *buf, size_t len, int timeout_ms);
 long bench_tree_ticks(pid_t pid);
 
+/* Runs fn(arg) in a forked child, which then sends the len bytes at out
+ * back through a pipe; waits for them at most timeout_s seconds.  True
+ * when they came.  Else the child is killed if it still runs, out is
+ * zeroed and why says what happened (a hang, a signal, an exit status). */
+bool bench_in_child(void (*fn)(void *), void *arg, void *out, size_t len, int timeout_s,
+		    char *why, size_t whylen);
+
 /* Path of DIR/file in buf. */
 const char *bench_path(const struct bench_opts *o, const char *file, char *buf,
 		       size_t len);

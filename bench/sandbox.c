@@ -31,15 +31,12 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <poll.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -96,8 +93,9 @@ static double native_loop(struct part *p)
 	return best;
 }
 
-static void native_part(struct part *p)
+static void native_part(void *arg)
 {
+	struct part *p = arg;
 	p->before[CALL] = p->before[BATCH32] = native_loop(p);
 	int64_t t0 = bench_now_ns();
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) {
@@ -158,8 +156,9 @@ static double lib_batch(struct part *p, struct xsc *x)
 	return best;
 }
 
-static void lib_part(struct part *p)
+static void lib_part(void *arg)
 {
+	struct part *p = arg;
 	struct xsc *x;
 	long r;
 
@@ -267,8 +266,9 @@ static int fib_first(int argc, char **argv)
 	return 0;
 }
 
-static void fib_part(struct part *p)
+static void fib_part(void *arg)
 {
+	struct part *p = arg;
 	struct xsc_runtime_config cfg;
 	int r;
 
@@ -280,34 +280,12 @@ static void fib_part(struct part *p)
 
 /* ---- children ------------------------------------------------------------------ */
 
-static bool run_part(void (*fn)(struct part *), struct part *p, const char *name)
+static bool run_part(void (*fn)(void *), struct part *p, const char *name)
 {
-	int fd[2], st;
-	pid_t pid;
-	ssize_t got = 0;
-
 	memset(p, 0, sizeof(*p));
-	if (pipe(fd))
-		return false;
-	fflush(NULL);
-	if ((pid = fork()) < 0)
-		return false;
-	if (pid == 0) {
-		close(fd[0]);
-		fn(p);
-		_exit(write(fd[1], p, sizeof(*p)) == (ssize_t)sizeof(*p) ? 0 : 1);
-	}
-	close(fd[1]);
-	struct pollfd pf = { fd[0], POLLIN, 0 };
-	if (poll(&pf, 1, TIMEOUT_S * 1000) > 0)
-		got = read(fd[0], p, sizeof(*p));	/* a pipe write of < PIPE_BUF is whole */
-	close(fd[0]);
-	if (got != (ssize_t)sizeof(*p)) {
-		kill(pid, SIGKILL);
-		memset(p, 0, sizeof(*p));
-		snprintf(p->err, sizeof(p->err), "no result in %d s, or died", TIMEOUT_S);
-	}
-	waitpid(pid, &st, 0);
+	if (!bench_in_child(fn, p, p, sizeof(*p), TIMEOUT_S, p->err,
+			    sizeof(p->err)) && !p->err[0])
+		snprintf(p->err, sizeof(p->err), "no result");
 	if (p->err[0]) {
 		fprintf(stderr, "xsc bench sandbox: %s: %s\n", name, p->err);
 		return false;
