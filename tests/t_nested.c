@@ -91,12 +91,11 @@ static void *run(void *arg)
 
 static int inner(const char *backend)
 {
-	static const char *names[] = { "auto", "uring", "sqpoll", "worker", "inline" };
 	pthread_t t[NT];
 	int b = -1;
 
-	for (int i = 0; i < 5; i++)
-		if (strcmp(backend, names[i]) == 0)
+	for (int i = XSC_BACKEND_AUTO; i <= XSC_BACKEND_INLINE; i++)
+		if (strcmp(backend, xsc_backend_name(i)) == 0)
 			b = i;
 	CHECK_GE(b, 0);
 	for (int i = 0; i < NT; i++)
