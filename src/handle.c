@@ -513,9 +513,15 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 		left--;
 		n++;
 		/* (a route read at post time: the ring may be gone since) */
-		if ((b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL) && x->have_ring &&
-		    !__builtin_expect(xsc__sys[e->sysno].bound &&
-				      xsc__sys[e->sysno].bound(e->args), 0)) {
+		if ((b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL) && x->have_ring) {
+			const struct xsc_sysdef *d = &xsc__sys[e->sysno];
+			/* arguments that tie it to this thread, or make it
+			 * cheaper here (.cheap_if): it runs here */
+			if (__builtin_expect((d->bound && d->bound(e->args)) ||
+					     xsc__cheap_here(x, d, e->args), 0))
+				b = XSC_BACKEND_INLINE;
+		}
+		if ((b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL) && x->have_ring) {
 			int parts = xsc__sys[e->sysno].uring.prep(x, id);
 			if (parts > 0) {
 				/* few values live across the call: x's fields

@@ -291,6 +291,15 @@ static inline void xsc__complete_inl(struct xsc *x, int id, long ret)
 }
 /* The route of syscall nr when io_uring declines or lacks it. */
 int xsc__fallback_route(struct xsc *x, long nr);
+/* A call routed to io_uring runs in the caller instead: AUTO, no seccomp
+ * filter (a row's .cheap_if may look at its arguments with a system call
+ * of its own), and the row's .cheap_if says so for these arguments. */
+static inline bool xsc__cheap_here(const struct xsc *x, const struct xsc_sysdef *d,
+				   const int64_t a[6])
+{
+	return __builtin_expect(d->cheap_if != NULL, 0) &&
+	       x->cfg.backend == XSC_BACKEND_AUTO && !x->pr.seccomp && d->cheap_if(a);
+}
 /* Runs syscall nr in the calling thread: the one place every inline path
  * (handle, syscall threads, fibers) goes through, so a refused row
  * (.refuse: vfork, clone, ...) is -EINVAL everywhere and never runs. */

@@ -336,14 +336,15 @@ static void prep_open(struct urun *u, struct io_uring_sqe *sqe, unsigned i,
 		      long dfd, long path, long flags, long mode)
 {
 	if (!(u->r->c[i].flags & XSC_MC_PRIVATE)) {
-		io_uring_prep_openat(sqe, (int)dfd, (const char *)path, (int)flags,
-				     (mode_t)mode);
+		xsc__prep_open_sqe(sqe, dfd, (const char *)path, flags, mode);
 		return;
 	}
 	/* direct descriptors refuse O_CLOEXEC; it applies at install */
 	u->cloexec[i] = flags & O_CLOEXEC;
 	io_uring_prep_openat_direct(sqe, (int)dfd, (const char *)path,
 				    (int)(flags & ~(long)O_CLOEXEC), (mode_t)mode, i);
+	if (xsc__open_may_wait(flags))	/* as xsc__prep_open_sqe */
+		sqe->flags |= IOSQE_ASYNC;
 }
 
 static void prep(struct urun *u, unsigned j, unsigned i)

@@ -335,8 +335,11 @@ int xsc__table_check_row(FILE *f, long nr, const struct xsc_sysdef *d)
 		BAD("an io_uring prep without an opcode");	/* IORING_OP_NOP is 0 */
 	if (d->uring.prep && !d->uring.note)
 		BAD("an io_uring translation without a note for `xsc info`");
-	if (!d->uring.prep && (d->uring.done || d->uring.op[0] || d->uring.note || d->cheap))
+	if (!d->uring.prep && (d->uring.done || d->uring.op[0] || d->uring.note || d->cheap ||
+			       d->cheap_if))
 		BAD("io_uring fields without a prep");
+	if (d->cheap && d->cheap_if)
+		BAD("cheaper in the caller always (.cheap) and for some arguments (.cheap_if)");
 	if ((xsc__row_bound(d) || d->refuse) &&
 	    (d->uring.prep || d->bound || d->chain.kind))
 		BAD("thread-bound or refused, yet translated, argument-bound or linkable");

@@ -135,6 +135,10 @@ struct xsc_sysdef {
 	uint8_t shim;		/* enum xsc_shim */
 	bool cheap;		/* its io_uring form costs more than the call:
 				   AUTO runs it inline, forced backends use it */
+	/* non-NULL: with these arguments the call costs less in the caller
+	 * than in its io_uring form and can wait for nothing but the disk
+	 * there; AUTO then runs it in the caller (xsc__cheap_here) */
+	bool (*cheap_if)(const int64_t a[6]);
 	const char *refuse;	/* non-NULL: never run by xsc (-EINVAL), and why */
 	/* non-NULL: the shim policy for these arguments, instead of .shim */
 	enum xsc_shim (*shim_args)(const int64_t a[6]);

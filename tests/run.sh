@@ -3,6 +3,8 @@
 #   tests/run.sh BUILD_DIR [NAME-FILTER]
 # A test's source may carry these markers:
 #   xsc-test: per-backend   run once per executor (uring sqpoll worker inline)
+#   xsc-test: per-backend+auto  the same, and once more with AUTO's routes
+#                           (for what only AUTO chooses, e.g. a row's .cheap_if)
 #   xsc-test: timeout=N     per-run timeout in seconds (default 120)
 # Shell tests (tests/t_*.sh) get the build directory as $1.
 # Ends with the line "N passed, N failed, N skipped".
@@ -43,7 +45,9 @@ for f in "$src"/t_*.c "$src"/t_*.sh; do
 		fail=$((fail + 1)); failed+=("$name"); echo "FAIL $name (not built)"; continue
 	fi
 	if grep -q 'xsc-test: per-backend' "$f"; then
-		for b in $backends; do
+		bl=$backends
+		grep -q 'xsc-test: per-backend+auto' "$f" && bl="auto $backends"
+		for b in $bl; do
 			XSC_BACKEND=$b run_one "$name[$b]" "$tmo" env XSC_BACKEND=$b "$bin"
 		done
 	else

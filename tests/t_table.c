@@ -68,6 +68,11 @@ static int check_the_check(void)
 			MUST_FLAG(".uring.note left out", m.uring.note = NULL);
 		if (d->uring.prep)
 			MUST_FLAG(".uring.prep left out", m.uring.prep = NULL);
+		if (d->cheap_if)
+			MUST_FLAG(".cheap_if with .cheap", m.cheap = true);
+		if (d->cheap_if)
+			MUST_FLAG(".cheap_if without a translation", m.uring.prep = NULL;
+				  m.uring.op[0] = 0; m.uring.note = NULL);
 		if (d->refuse)
 			MUST_FLAG(".thread of a refused row", m.thread = XSC_ANY_THREAD);
 		if (d->chain.kind && d->chain.kind != XSC_CHAIN_NOP)

@@ -133,7 +133,11 @@ for prog in "${progs[@]}"; do
 	pass "$name [native] ($((SECONDS - t0))s)"
 	# a program's own `xsc run` options: "xsc-tp: run-opts=..." in its source
 	opts=$(sed -n 's/.*xsc-tp: run-opts=\([^*]*\).*/\1/p' "$src/tp/$name.c" 2>/dev/null)
-	for b in $backends; do
+	# "xsc-tp: +auto": also with AUTO's routes (xsc run's default), for
+	# what only AUTO chooses (a row's .cheap_if)
+	bl=$backends
+	grep -q 'xsc-tp: +auto' "$src/tp/$name.c" 2>/dev/null && bl="auto $backends"
+	for b in $bl; do
 		out=$tmp/$name.$b.out err=$tmp/$name.$b.err
 		t0=$SECONDS
 		# shellcheck disable=SC2086

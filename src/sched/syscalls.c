@@ -215,6 +215,11 @@ static long fiber_call(long nr, const long *a)
 			ring_made(r, a);
 		return r;
 	}
+	/* cheaper here for these arguments (.cheap_if): no park at all */
+	if ((v->x->head[nr].route == XSC_BACKEND_URING ||
+	     v->x->head[nr].route == XSC_BACKEND_SQPOLL) && v->x->have_ring &&
+	    xsc__cheap_here(v->x, &xsc__sys[nr], (const int64_t *)a))
+		return xsc__call_here(nr, (const int64_t *)a);
 again:
 	wait_ready(v, f, nr, a);
 	id = xsc__post_fiber(nr, a, (uint64_t)(uintptr_t)f);

@@ -114,10 +114,11 @@
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
 		.chain = { IORING_OP_OPENAT, XSC_CHAIN_OPEN },
+		.cheap_if = xsc__open_here,
 		.uring = {
 			.op = { IORING_OP_OPENAT },
 			.prep = xsc__prep_open,
-			.note = "io_uring",
+			.note = "io_uring; an open that may wait for a peer (a FIFO, a device) runs in io_uring's workers, never with O_NONBLOCK added; AUTO runs one that cannot in the caller",
 		},
 	},
 	[SYS_openat] = {
@@ -127,10 +128,11 @@
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
 		.chain = { IORING_OP_OPENAT, XSC_CHAIN_OPEN },
+		.cheap_if = xsc__openat_here,
 		.uring = {
 			.op = { IORING_OP_OPENAT },
 			.prep = xsc__prep_openat,
-			.note = "io_uring",
+			.note = "io_uring; an open that may wait for a peer (a FIFO, a device) runs in io_uring's workers, never with O_NONBLOCK added; AUTO runs one that cannot in the caller",
 		},
 	},
 	[SYS_openat2] = {
@@ -142,7 +144,7 @@
 		.uring = {
 			.op = { IORING_OP_OPENAT2 },
 			.prep = xsc__prep_openat2,
-			.note = "io_uring",
+			.note = "io_uring, in its workers (the flags are in the caller's struct open_how: never O_NONBLOCK added)",
 		},
 	},
 	[SYS_close] = {
