@@ -4,7 +4,8 @@
 #  - tests/tp/tp_rewrite (registers, red zone, flags, vector state across
 #    rewritten sites; threads racing the rewrite; fork; the program's own
 #    code left alone) gives the native output, and -v says sites were
-#    rewritten and calls went through them;
+#    rewritten and calls went through them, and that its forked child
+#    (a runtime of its own) did not trap each of its 10,000 umask calls;
 #  - XSC_REWRITE=0 turns it off (-v says so) and the output is the same;
 #  - python3 runs the same with rewriting on and off;
 #  - the whole of t_transparent passes with rewriting off too (with it
@@ -35,6 +36,12 @@ for b in uring sqpoll worker; do
 		echo "FAIL [$b]: exit $rc, output differs from native"; diff "$tmp/native" "$tmp/$b"; fail=1
 	elif [ "${sites:-0}" -lt 2 ] || [ "${calls:-0}" -lt 100000 ]; then
 		echo "FAIL [$b]: too little went through rewritten sites: '$line'"; cat "$tmp/$b.err"; fail=1
+	elif ! grep -q 'forked child' "$tmp/$b.err"; then
+		echo "FAIL [$b]: the forked child got no runtime of its own"; cat "$tmp/$b.err"; fail=1
+	elif grep 'still trapping' "$tmp/$b.err" | grep -Eq ' umask [0-9]{3,}'; then
+		# the forked child's 10,000 umask calls: a site it must rewrite
+		echo "FAIL [$b]: the forked child traps every umask (its own sites are not rewritten):"
+		grep 'still trapping' "$tmp/$b.err"; fail=1
 	else
 		echo "PASS [$b]: same as native; $line"
 	fi

@@ -31,6 +31,7 @@ bool xsc__tp_needs_frame(long nr);
 void xsc__tp_rewrite_init(void);
 void xsc__tp_rewrite_site(uintptr_t ip, long nr);
 void xsc__tp_rewrite_stop(void);
+void xsc__tp_rewrite_child(void);
 void xsc__tp_rewrite_report(void);
 
 

@@ -63,8 +63,10 @@
  * no system call unless the clock cannot be read in user space).
  *
  * A forked child keeps the rewritten sites (its memory is a copy) and
- * their stubs (the memfd is shared); it rewrites nothing more, since the
- * stub page is shared with the parent.  Outside a fiber (a forked child
+ * their stubs (the memfd is shared).  One that gets a runtime of its own
+ * takes a private copy of the stubs and goes on rewriting
+ * (xsc__tp_rewrite_child); one that does not rewrites nothing more, since
+ * the stub page is its parent's too.  Outside a fiber (a forked child
  * without a runtime, our own threads, a signal handler) the entry makes
  * the system call itself, from the library's text, which dispatch lets
  * through.  XSC_REWRITE=0 turns it all off.
@@ -220,6 +222,51 @@ void xsc__tp_rewrite_init(void)
 void xsc__tp_rewrite_stop(void)
 {
 	rw.on = false;
+}
+
+/* A forked child with a runtime of its own (start.c rearm).  Its stubs so
+ * far are in the memfd it shares with its parent, which goes on appending
+ * to it, so the child takes a copy of its own, mapped at the same two
+ * addresses (the jumps in its copy of libc stay valid), and rewrites in
+ * that from now on: before, a forked server's worker child (Apache's)
+ * trapped every call whose site its parent had not rewritten before the
+ * fork (a munmap per request).  Called while the child has one thread: no
+ * stub is running and the lock, if the fork caught another thread of the
+ * parent holding it, is nobody's. */
+void xsc__tp_rewrite_child(void)
+{
+	long fd, p;
+
+	if (!rw.rx || rw.why)
+		return;		/* never on, or off for a reason of its own */
+	fd = xsc__sys2(SYS_memfd_create, (long)"xsc-sites", MFD_CLOEXEC);
+	if (fd < 0) {
+		rw.why = "memfd_create failed in a forked child";
+		return;
+	}
+	if (xsc__sys2(SYS_ftruncate, fd, REGION) < 0 ||
+	    xsc__sys4(SYS_pwrite64, fd, (long)rw.rw, (long)rw.used, 0) != (long)rw.used) {
+		rw.why = "cannot copy the stub region in a forked child";
+		goto out;
+	}
+	p = xsc__sys6(SYS_mmap, (long)rw.rx, REGION, PROT_READ | PROT_EXEC,
+		      MAP_SHARED | MAP_FIXED, fd, 0);
+	if (p != (long)rw.rx) {
+		rw.why = "cannot map the stub region in a forked child";
+		goto out;
+	}
+	p = xsc__sys6(SYS_mmap, (long)rw.rw, REGION, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_FIXED, fd, 0);
+	if (p != (long)rw.rw) {
+		rw.why = "cannot map the stub region in a forked child";
+		goto out;
+	}
+	rw.lock = 0;
+	for (int i = 0; i < XSC_NR_MAX; i++)	/* -v: the child's own traps */
+		atomic_store_explicit(&rw.traps[i], 0, memory_order_relaxed);
+	rw.on = true;
+out:
+	xsc__sys1(SYS_close, fd);
 }
 
 /* Writes a site's stub: the mov, the instruction that stood between it

@@ -140,8 +140,10 @@ static void rearm(void)
 	tp_idle_mask(false);
 	xsc__rt_forget();
 	xsc__tp = true;
+	xsc__tp_rewrite_child();	/* its own stubs, while it has one thread */
 	ret = xsc__rt_start(&tp.cfg);
 	if (ret < 0) {
+		xsc__tp_rewrite_stop();
 		/* natively the child would go on: so it does, without xsc
 		 * (vcpus that started stop without running anything) */
 		atomic_store(&xsc__rt.stop, 1);

@@ -22,7 +22,10 @@
  *     getppid in a loop while main sends it 200 queued real-time signals;
  *     the handler calls getppid too (a rewritten site inside a handler);
  *     every result right, every signal handled once.
- *   - fork after rewriting: the child calls the rewritten getppid.
+ *   - fork after rewriting: the child calls the rewritten getppid, and
+ *     10,000 times umask, whose site the parent never used: under xsc
+ *     run -v the child must not trap each of them (t_rewrite.sh reads
+ *     its "still trapping" line: the child rewrites sites of its own).
  *   - code of the program's own with the same bytes is never rewritten
  *     (only libc's sites are): it is called twice and must be unchanged.
  * Prints one line per check; exit 0 when all hold.
@@ -38,8 +41,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -316,8 +321,14 @@ static int check_fork(void)
 
 	fflush(stdout);
 	c = fork();
-	if (c == 0)
-		_exit(getppid() == me && getpid() != me ? 0 : 1);
+	if (c == 0) {
+		int ok = getppid() == me && getpid() != me;
+		mode_t m = umask(022);
+		for (int i = 0; i < 10000; i++)
+			ok &= umask(022) == 022;
+		umask(m);
+		exit(ok ? 0 : 1);	/* exit: xsc run -v reports the child */
+	}
 	if (c < 0 || waitpid(c, &st, 0) != c) {
 		printf("fork: failed\n");
 		return 1;
