@@ -77,7 +77,10 @@ fi
 if XSC_REWRITE=0 bash "$(dirname "$0")/t_transparent.sh" "$build" >"$tmp/tt" 2>&1; then
 	echo "PASS t_transparent with XSC_REWRITE=0: $(tail -n 1 "$tmp/tt")"
 else
-	echo "FAIL t_transparent with XSC_REWRITE=0:"; tail -n 30 "$tmp/tt"; fail=1
+	# each failing check with what it printed, then the summary
+	echo "FAIL t_transparent with XSC_REWRITE=0:"
+	awk '/^FAIL /{p=40} p>0{print; p--} /^(PASS|SKIP) /{p=0}' "$tmp/tt" | head -n 120
+	tail -n 30 "$tmp/tt"; fail=1
 fi
 [ "$fail" -eq 0 ] && echo ok
 exit "$fail"
