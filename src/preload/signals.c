@@ -324,6 +324,35 @@ void tp_watch(void)
 	pthread_attr_destroy(&attr);
 }
 
+/* A process signal a vcpu took between fibers goes to a fiber waiting
+ * for it in sigsuspend, pause or sigwait*, as the kernel would have given
+ * it to that thread: pending there, its wait woken, the handler run on it
+ * (or the signal taken by its sigwait).  The vcpu let it in because the
+ * mask it set when it went to sleep predates the wait (a fiber's wait
+ * takes its signals for itself: tp_sigsuspend's tp_account).  Before,
+ * the handler ran on the vcpu and the waiter slept on: tp_sigwait's
+ * pause() hung about once in 300 runs under load.  Only with tp.lock
+ * free: the vcpu may have taken the signal inside tp_scan, which holds
+ * it; then the handler runs here as before. */
+static bool hand_to_waiter(int sig)
+{
+	bool done = false;
+
+	if (__atomic_exchange_n(&tp.lock, 1, __ATOMIC_ACQUIRE))
+		return false;
+	for (int i = 0; i < NTID && !done; i++)
+		for (struct xsc_fiber *f = tp.tids[i]; f && !done; f = f->tp.link)
+			if (f->tp.takes & SIGBIT(sig)) {
+				pend_locked(f, sig);	/* park_for looks first */
+				if (f->tp.wait_fd && (f->tp.wait_set & SIGBIT(sig)))
+					xsc__sys3(SYS_write, f->tp.wait_fd - 1,
+						  (long)&(uint64_t){ 1 }, 8);
+				done = true;
+			}
+	xsc__spin_unlock(&tp.lock);
+	return done;
+}
+
 void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 {
 	struct xsc_vcpu *v = xsc__tp ? xsc__vcpu() : NULL;
@@ -333,6 +362,9 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 	unsigned char sel = 0;
 
 	if (sig == PREEMPT_SIG && v && preempt(v, si, uc))
+		return;
+	if (v && !v->cur && h != SIG_DFL && h != SIG_IGN && sig != PREEMPT_SIG &&
+	    hand_to_waiter(sig))
 		return;
 	if (flags & SA_RESETHAND)
 		k->handler = SIG_DFL;
@@ -617,6 +649,17 @@ static long park_for(struct xsc_fiber *f, uint64_t set, int64_t deadline)
 	return r;
 }
 
+/* The signals fiber f takes for itself while it waits (hand_to_waiter). */
+static void takes(struct xsc_fiber *f, uint64_t set)
+{
+	xsc__spin_lock(&tp.lock);
+	f->tp.takes = set;
+	xsc__spin_unlock(&tp.lock);
+}
+
+static long sigtimedwait_loop(struct xsc_fiber *f, uint64_t set, const long *a,
+			      int64_t deadline);
+
 long tp_sigtimedwait(const long *a)
 {
 	struct xsc_fiber *f = cur_fiber();
@@ -624,7 +667,6 @@ long tp_sigtimedwait(const long *a)
 	int64_t deadline = -1;
 	uint64_t set;
 	long r;
-	int s;
 
 	if (a[3] != 8)
 		return -EINVAL;
@@ -638,6 +680,18 @@ long tp_sigtimedwait(const long *a)
 		deadline = xsc__now() + ts.tv_sec * 1000000000LL + ts.tv_nsec;
 	}
 	set &= ~(SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+	takes(f, set);
+	r = sigtimedwait_loop(f, set, a, deadline);
+	takes(f, 0);
+	return r;
+}
+
+static long sigtimedwait_loop(struct xsc_fiber *f, uint64_t set, const long *a,
+			      int64_t deadline)
+{
+	long r;
+	int s;
+
 	for (;;) {
 		if ((s = take_own(f, set)) != 0) {
 			siginfo_t si;
@@ -680,7 +734,9 @@ long tp_sigsuspend(const long *a)
 	}
 	nm &= ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
 	/* while it waits, the signals it accepts are its own to take: idle
-	 * vcpus must not take them for it */
+	 * vcpus must not take them for it, and one that still does (its mask
+	 * predates this) hands it over (hand_to_waiter) */
+	takes(f, ~nm & ~SIGBIT(SIGSYS));
 	tp_account(old, ~0ULL);
 	for (;;) {
 		struct xsc_vcpu *v = xsc__vcpu();	/* may change after a park */
@@ -708,5 +764,6 @@ long tp_sigsuspend(const long *a)
 			break;
 	}
 	tp_account(~0ULL, old);
+	takes(f, 0);
 	return r;
 }

@@ -132,6 +132,7 @@ static void rearm(void)
 	f->tp.pending = 0;	/* a child starts with no signal pending */
 	memset(f->tp.rtq, 0, sizeof(f->tp.rtq));
 	f->tp.wait_set = 0;
+	f->tp.takes = 0;
 	f->tp.wait_fd = 0;
 	f->tp.call = 0;
 	atomic_store(&f->tp.intr, 0);

@@ -24,6 +24,8 @@ struct xsc_tp_fiber {
 	uint16_t rtq[33];		/* of those, real-time ones (32..64):
 					   instances queued, as the kernel queues */
 	uint64_t wait_set;		/* signals a sigwait/sigsuspend waits for */
+	uint64_t takes;			/* signals it takes for itself for the whole
+					   of a sigwait/sigsuspend/pause (tp.lock) */
 	int wait_fd;			/* that wait's eventfd + 1 (0: none) */
 	uint32_t nsig;			/* handlers run on it (sigsuspend) */
 	int call;			/* entry id + 1 of the call it waits in */
