@@ -515,15 +515,13 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 		/* (a route read at post time: the ring may be gone since) */
 		if ((b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL) && x->have_ring) {
 			const struct xsc_sysdef *d = &xsc__sys[e->sysno];
+			int parts;
 			/* arguments that tie it to this thread, or make it
 			 * cheaper here (.cheap_if): it runs here */
 			if (__builtin_expect((d->bound && d->bound(e->args)) ||
 					     xsc__cheap_here(x, d, e->args), 0))
 				b = XSC_BACKEND_INLINE;
-		}
-		if ((b == XSC_BACKEND_URING || b == XSC_BACKEND_SQPOLL) && x->have_ring) {
-			int parts = xsc__sys[e->sysno].uring.prep(x, id);
-			if (parts > 0) {
+			else if ((parts = d->uring.prep(x, id)) > 0) {
 				/* few values live across the call: x's fields
 				 * reload cheaper than spilled registers */
 				struct xsc_slot *s = &x->slot[id];

@@ -77,22 +77,45 @@ static void check_blocking(long fd)
 	CHECK_EQ(fcntl((int)fd, F_GETFL) & O_NONBLOCK, 0);
 }
 
+/* Starts fn(arg) on a thread that opens an end of the FIFO with no peer:
+ * after 200 ms its open must still wait (done unset), as natively. */
+static pthread_t start_waiting(void *(*fn)(void *), void *arg, _Atomic int *done,
+			       const long *ret, const char *what)
+{
+	pthread_t t;
+
+	CHECK_EQ(pthread_create(&t, NULL, fn, arg), 0);
+	usleep(200000);
+	if (atomic_load(done)) {
+		fprintf(stderr, "%s returned %ld at once; natively it waits for "
+			"the other end\n", what, *ret);
+		exit(1);
+	}
+	return t;
+}
+
+/* The FIFO's other end, without waiting: the waiting open counts as one
+ * (a non-blocking writer gets in once a reader waits). */
+static int other_end(int flags)
+{
+	int fd = -1;
+
+	for (int i = 0; i < 100 && fd < 0; i++)
+		if ((fd = open(fifo, flags | O_NONBLOCK | O_CLOEXEC)) < 0)
+			usleep(10000);
+	CHECK_GE(fd, 0);
+	return fd;
+}
+
 /* 1: a writer waits for a reader. */
 static void writer_waits(void)
 {
 	struct opener o = { .flags = O_WRONLY };
-	pthread_t t;
+	pthread_t t = start_waiting(open_fifo, &o, &o.done, &o.fd,
+				    "open(FIFO, O_WRONLY) with no reader");
+	int r = other_end(O_RDONLY);
 	char c = 0;
 
-	CHECK_EQ(pthread_create(&t, NULL, open_fifo, &o), 0);
-	usleep(200000);
-	if (atomic_load(&o.done)) {
-		fprintf(stderr, "open(FIFO, O_WRONLY) with no reader returned %ld "
-			"at once; natively it waits for a reader\n", o.fd);
-		exit(1);
-	}
-	int r = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	CHECK_GE(r, 0);
 	CHECK_EQ(pthread_join(t, NULL), 0);
 	check_blocking(o.fd);
 	CHECK_EQ(write((int)o.fd, "w", 1), 1);
@@ -106,21 +129,10 @@ static void writer_waits(void)
 static void reader_waits(void)
 {
 	struct opener o = { .flags = O_RDONLY };
-	pthread_t t;
-	int w = -1;
+	pthread_t t = start_waiting(open_fifo, &o, &o.done, &o.fd,
+				    "open(FIFO, O_RDONLY) with no writer");
+	int w = other_end(O_WRONLY);
 
-	CHECK_EQ(pthread_create(&t, NULL, open_fifo, &o), 0);
-	usleep(200000);
-	if (atomic_load(&o.done)) {
-		fprintf(stderr, "open(FIFO, O_RDONLY) with no writer returned %ld "
-			"at once; natively it waits for a writer\n", o.fd);
-		exit(1);
-	}
-	/* the waiting reader counts as one: a non-blocking writer gets in */
-	for (int i = 0; i < 100 && w < 0; i++)
-		if ((w = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
-			usleep(10000);
-	CHECK_GE(w, 0);
 	CHECK_EQ(write(w, "r", 1), 1);
 	CHECK_EQ(pthread_join(t, NULL), 0);
 	check_blocking(o.fd);
@@ -169,25 +181,14 @@ static void *run_chain(void *arg)
 static void chain_waits(unsigned flags, bool reader)
 {
 	struct chain ch = { .flags = flags, .reader = reader };
-	pthread_t t;
-	char c = 0;
-	int fd = -1;
+	char what[80], c = 0;
 
-	CHECK_EQ(pthread_create(&t, NULL, run_chain, &ch), 0);
-	usleep(200000);
-	if (atomic_load(&ch.done)) {
-		fprintf(stderr, "multi-call%s: open(FIFO, %s) with no %s returned "
-			"%ld at once; natively it waits\n", flags ? " (XSC_MC_PRIVATE)" : "",
-			reader ? "O_RDONLY" : "O_WRONLY", reader ? "writer" : "reader",
-			ch.c[0].ret);
-		exit(1);
-	}
-	/* the other end, without waiting: the chain's open counts as one */
-	for (int i = 0; i < 100 && fd < 0; i++)
-		if ((fd = open(fifo, (reader ? O_WRONLY : O_RDONLY) | O_NONBLOCK |
-			       O_CLOEXEC)) < 0)
-			usleep(10000);
-	CHECK_GE(fd, 0);
+	snprintf(what, sizeof(what), "multi-call%s: open(FIFO, %s) with no %s",
+		 flags ? " (XSC_MC_PRIVATE)" : "", reader ? "O_RDONLY" : "O_WRONLY",
+		 reader ? "writer" : "reader");
+	pthread_t t = start_waiting(run_chain, &ch, &ch.done, &ch.c[0].ret, what);
+	int fd = other_end(reader ? O_WRONLY : O_RDONLY);
+
 	if (reader)
 		CHECK_EQ(write(fd, "n", 1), 1);
 	CHECK_EQ(pthread_join(t, NULL), 0);

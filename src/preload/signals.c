@@ -157,6 +157,16 @@ static void pend_locked(struct xsc_fiber *f, int sig)
 	__atomic_or_fetch(&f->tp.pending, SIGBIT(sig), __ATOMIC_RELEASE);
 }
 
+/* Wakes fiber f if it waits for sig in park_for (tp.lock held): true if
+ * it did. */
+static bool wake_wait_locked(struct xsc_fiber *f, int sig)
+{
+	if (!f->tp.wait_fd || !(f->tp.wait_set & SIGBIT(sig)))
+		return false;
+	xsc__sys3(SYS_write, f->tp.wait_fd - 1, (long)&(uint64_t){ 1 }, 8);
+	return true;
+}
+
 /* A signal for another fiber waits in the fiber and is raised on whichever
  * kernel thread runs it, right before it returns to program code (a call it
  * is blocked in is not tp_interrupted).  1 if vtid names a fiber, 0 if not,
@@ -170,12 +180,11 @@ int tp_tid_post(int vtid, int sig)
 	xsc__spin_lock(&tp.lock);
 	for (struct xsc_fiber *f = tp.tids[(unsigned)vtid % NTID]; f; f = f->tp.link) {
 		if (f->vtid == vtid) {
-			if (sig)
+			if (sig) {
 				pend_locked(f, sig);
-			if (sig && f->tp.wait_fd && (f->tp.wait_set & SIGBIT(sig)))
-				xsc__sys3(SYS_write, f->tp.wait_fd - 1, (long)&(uint64_t){ 1 }, 8);
-			else if (sig && !(f->sigmask & SIGBIT(sig)))
-				interrupt(f);
+				if (!wake_wait_locked(f, sig) && !(f->sigmask & SIGBIT(sig)))
+					interrupt(f);
+			}
 			found = 1;
 			break;
 		}
@@ -344,9 +353,7 @@ static bool hand_to_waiter(int sig)
 		for (struct xsc_fiber *f = tp.tids[i]; f && !done; f = f->tp.link)
 			if (f->tp.takes & SIGBIT(sig)) {
 				pend_locked(f, sig);	/* park_for looks first */
-				if (f->tp.wait_fd && (f->tp.wait_set & SIGBIT(sig)))
-					xsc__sys3(SYS_write, f->tp.wait_fd - 1,
-						  (long)&(uint64_t){ 1 }, 8);
+				wake_wait_locked(f, sig);
 				done = true;
 			}
 	xsc__spin_unlock(&tp.lock);
@@ -657,35 +664,7 @@ static void takes(struct xsc_fiber *f, uint64_t set)
 	xsc__spin_unlock(&tp.lock);
 }
 
-static long sigtimedwait_loop(struct xsc_fiber *f, uint64_t set, const long *a,
-			      int64_t deadline);
-
-long tp_sigtimedwait(const long *a)
-{
-	struct xsc_fiber *f = cur_fiber();
-	struct timespec ts;
-	int64_t deadline = -1;
-	uint64_t set;
-	long r;
-
-	if (a[3] != 8)
-		return -EINVAL;
-	if (xsc__ucopy_in(&set, (const void *)a[0], sizeof(set)))
-		return -EFAULT;
-	if (a[2]) {
-		if (xsc__ucopy_in(&ts, (const void *)a[2], sizeof(ts)))
-			return -EFAULT;
-		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
-			return -EINVAL;
-		deadline = xsc__now() + ts.tv_sec * 1000000000LL + ts.tv_nsec;
-	}
-	set &= ~(SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
-	takes(f, set);
-	r = sigtimedwait_loop(f, set, a, deadline);
-	takes(f, 0);
-	return r;
-}
-
+/* sigtimedwait's waits, with f taking set for itself (tp_sigtimedwait). */
 static long sigtimedwait_loop(struct xsc_fiber *f, uint64_t set, const long *a,
 			      int64_t deadline)
 {
@@ -714,6 +693,32 @@ static long sigtimedwait_loop(struct xsc_fiber *f, uint64_t set, const long *a,
 		if (r < 0 && r != -ETIMEDOUT)
 			return r;
 	}
+}
+
+long tp_sigtimedwait(const long *a)
+{
+	struct xsc_fiber *f = cur_fiber();
+	struct timespec ts;
+	int64_t deadline = -1;
+	uint64_t set;
+	long r;
+
+	if (a[3] != 8)
+		return -EINVAL;
+	if (xsc__ucopy_in(&set, (const void *)a[0], sizeof(set)))
+		return -EFAULT;
+	if (a[2]) {
+		if (xsc__ucopy_in(&ts, (const void *)a[2], sizeof(ts)))
+			return -EFAULT;
+		if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)
+			return -EINVAL;
+		deadline = xsc__now() + ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	}
+	set &= ~(SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+	takes(f, set);
+	r = sigtimedwait_loop(f, set, a, deadline);
+	takes(f, 0);
+	return r;
 }
 
 /* sigsuspend (a: the mask) and pause (a == NULL): the fiber's mask is
