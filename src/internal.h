@@ -83,7 +83,7 @@ struct xsc_slot;
 /* slot.mode */
 #define XSC_M_NOWAIT 1	/* submitted in its non-blocking form by xsc */
 #define XSC_M_BLOCK  2	/* resubmitted in its blocking form */
-#define XSC_M_REST   4	/* writing what a short write left (slot.acc) */
+#define XSC_M_REST   4	/* the rest of a short transfer (slot.acc) */
 
 /* ---- per-entry private state (parallel to the pages) ------------------ */
 
@@ -104,7 +104,7 @@ struct xsc_slot {
 				   it, or 0 (worker.c: "Cancel") */
 	int32_t res[2];		/* CQE results, part 0 and part 1 */
 	void *uptr;		/* caller's buffer to fill on completion */
-	long acc;		/* XSC_M_REST: bytes written so far */
+	long acc;		/* XSC_M_REST: bytes transferred so far */
 } __attribute__((aligned(64)));
 
 #define XSC_REST_IOV 12	/* a rest window fits beside its msghdr in aux */
@@ -410,8 +410,9 @@ int xsc__idle_wait(struct xsc *x, uint32_t seen, int64_t timeout_ns);
 bool xsc__want_nowait(struct xsc *x, int id);
 long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
 		      bool *rest);
-/* A short non-blocking write on a blocking fd: the blocking call would
- * have kept going.  Queues an SQE for the rest (blocking form) and
+/* A short non-blocking write on a blocking fd, or a short non-blocking
+ * read of a regular file or block device: the blocking call would have
+ * kept going.  Queues an SQE for the rest (blocking form) and
  * returns XSC_PENDING, or the final result when nothing is left to do.
  * xsc__rest_done() takes each rest SQE's CQE (uring_rw.c). */
 long xsc__rest_start(struct xsc *x, int id, long written);

@@ -571,9 +571,25 @@ bool xsc__want_nowait(struct xsc *x, int id)
 	return true;
 }
 
+/* 1 if fd is a regular file or a block device (which ignore O_NONBLOCK),
+ * 0 if not, -errno if the fd is gone.  The attributes are the cached
+ * ones (AT_STATX_DONT_SYNC): the type never changes, and the reaper must
+ * not wait for a network file system or a FUSE server, which may be this
+ * very process. */
+static int fd_on_disk(struct xsc *x, int fd)
+{
+	struct statx stx;
+	long r = xsc__sys6(SYS_statx, fd, (long)"",
+			   AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, (long)&stx, 0);
+
+	x->st.crossings++;
+	if (r < 0)
+		return (int)r;
+	return S_ISREG(stx.stx_mode) || S_ISBLK(stx.stx_mode);
+}
+
 int xsc__fd_nonblocking(struct xsc *x, int fd)
 {
-	struct stat st;
 	long fl = xsc__sys3(SYS_fcntl, fd, F_GETFL, 0);
 
 	x->st.crossings++;
@@ -582,11 +598,7 @@ int xsc__fd_nonblocking(struct xsc *x, int fd)
 	if (!(fl & O_NONBLOCK))
 		return 0;
 	/* regular files and block devices ignore O_NONBLOCK */
-	x->st.crossings++;
-	if (xsc__sys2(SYS_fstat, fd, &st) == 0 &&
-	    (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
-		return 0;
-	return 1;
+	return fd_on_disk(x, fd) > 0 ? 0 : 1;
 }
 
 long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
@@ -600,6 +612,15 @@ long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
 		return res;	/* the caller's own flags or the blocking form */
 	if (res == -EOPNOTSUPP)
 		return XSC_RESUBMIT;	/* the file has no non-blocking mode */
+	if (!write && res > 0 && res < want) {
+		/* A short read.  A pipe or a socket gives what is there, as
+		 * read(2) does; but the non-blocking form stops a regular
+		 * file's read at the first page not in the page cache, where
+		 * read(2) waits for the disk: the rest is read in the blocking
+		 * form (an end of file then reads 0 more). */
+		*rest = fd_on_disk(x, (int)x->ent[id].args[0]) > 0;
+		return res;
+	}
 	if (res != -EAGAIN && !short_write)
 		return res;
 	int nb = xsc__fd_nonblocking(x, (int)x->ent[id].args[0]);

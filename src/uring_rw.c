@@ -145,12 +145,16 @@ static void fix_pos(struct xsc *x, int id, long res, long want,
 
 static long finish_read(struct xsc *x, int id, const struct iovec *v, long n)
 {
+	long res = slot_of(x, id)->res[0];
+	long want = res > 0 ? iov_total(v, n) : 0;
 	bool rest;
-	long res = xsc__nowait_done(x, id, slot_of(x, id)->res[0], 0, false, &rest);
 
+	res = xsc__nowait_done(x, id, res, want, false, &rest);
 	if (res > 0 && !(slot_of(x, id)->mode & XSC_M_NOWAIT))
-		fix_pos(x, id, res, iov_total(v, n), v, n);
-	return res;
+		fix_pos(x, id, res, want, v, n);
+	if (!rest)
+		return res;
+	return xsc__rest_start(x, id, res);
 }
 
 long xsc__done_read(struct xsc *x, int id)
@@ -180,13 +184,15 @@ static long finish_write(struct xsc *x, int id, long want,
 	return xsc__rest_start(x, id, res);
 }
 
-/* ---- the rest of a short write --------------------------------------
+/* ---- the rest of a short transfer -----------------------------------
  *
  * A write(2) on a blocking fd returns only when everything is written (or
  * a later part fails: then the count so far).  The non-blocking attempt
  * takes what fits; the rest goes back out as new SQEs in the blocking
  * form, one window of at most XSC_REST_IOV iovecs at a time, while the
- * caller stays parked.  The reaper itself never writes: a pipe nobody
+ * caller stays parked.  A read(2) of a regular file or block device
+ * likewise waits for pages the non-blocking attempt stopped at; its rest
+ * ends at the first window that comes back short (end of file).  The reaper itself never writes: a pipe nobody
  * reads would stall every fiber of the kernel thread (docs/design.md).
  * The caller's iovec array is read again for each window with checked
  * copies: the kernel accepted it once, but the caller's memory is the
@@ -194,23 +200,39 @@ static long finish_write(struct xsc *x, int id, long want,
  * written before it. */
 
 /* Where the caller's bytes are: an iovec array (one is the caller's
- * single buffer), whether the fd is a socket, and the flags to send with. */
+ * single buffer), whether the fd is a socket, whether it is a read, and
+ * the flags to send with. */
 struct wsrc {
 	const struct iovec *uiov;
 	long cnt;
-	bool sock;
-	int flags;	/* send flags, or pwritev2's RWF_* flags */
+	bool sock, read;
+	int flags;	/* send flags, or preadv2's / pwritev2's RWF_* flags */
 	struct iovec one;
 };
 
-static bool write_source(struct xsc *x, int id, struct wsrc *w)
+static bool rest_source(struct xsc *x, int id, struct wsrc *w)
 {
 	const int64_t *a = A(x, id);
 	struct msghdr mh;
 
 	w->sock = false;
+	w->read = false;
 	w->flags = 0;
 	switch (x->ent[id].sysno) {
+	case SYS_read:
+		w->read = true;
+		w->one = (struct iovec){ (void *)a[1], (size_t)a[2] };
+		w->uiov = &w->one;
+		w->cnt = 1;
+		return true;
+	case SYS_preadv2:
+		w->flags = (int)a[5];
+		/* fall through */
+	case SYS_readv:
+		w->read = true;
+		w->uiov = (const struct iovec *)a[1];
+		w->cnt = a[2];
+		return true;
 	case SYS_sendto:
 		w->sock = true;
 		w->flags = (int)a[3];
@@ -277,7 +299,7 @@ static long rest_next(struct xsc *x, int id)
 	long n;
 
 	if (atomic_load(&s->canceled) || !x->have_ring ||
-	    !write_source(x, id, &w))
+	    !rest_source(x, id, &w))
 		return s->acc;	/* canceled, or the ring was lost: the count */
 	n = rest_window(x, id, &w, s->acc);
 	if (n <= 0)
@@ -289,8 +311,9 @@ static long rest_next(struct xsc *x, int id)
 		io_uring_prep_sendmsg(sqe, (int)A(x, id)[0], &ax->rest.mh,
 				      (unsigned)w.flags);
 	} else {
-		io_uring_prep_rw(IORING_OP_WRITEV, sqe, (int)A(x, id)[0],
-				 ax->rest.v, (unsigned)n, (uint64_t)-1);
+		io_uring_prep_rw(w.read ? IORING_OP_READV : IORING_OP_WRITEV, sqe,
+				 (int)A(x, id)[0], ax->rest.v, (unsigned)n,
+				 (uint64_t)-1);
 		sqe->rw_flags = w.flags;
 	}
 	s->parts = 1;
@@ -313,14 +336,15 @@ long xsc__rest_done(struct xsc *x, int id)
 	long res = s->res[0];
 
 	if (res <= 0)
-		return s->acc;	/* write(2): the count before the failure */
+		return s->acc;	/* read(2), write(2): the count before the failure */
 	s->acc += res;
 	/* a blocking-form window that stopped at a fault: the position, as
-	 * for any short transfer (fix_pos); then the count so far */
+	 * for any short transfer (fix_pos); then the count so far.  A read's
+	 * window that comes back short otherwise met the end of the file. */
 	long asked = iov_total(ax->rest.v, (long)ax->rest.mh.msg_iovlen);
 	if (res < asked) {
 		struct wsrc w;
-		if (write_source(x, id, &w) && !w.sock) {
+		if (rest_source(x, id, &w) && !w.sock) {
 			char c;
 			const char *next = iov_at(ax->rest.v,
 						  (long)ax->rest.mh.msg_iovlen, res);
@@ -330,6 +354,8 @@ long xsc__rest_done(struct xsc *x, int id)
 				xsc__sys3(SYS_lseek, A(x, id)[0], res, SEEK_CUR);
 				return s->acc;
 			}
+			if (w.read)
+				return s->acc;
 		}
 	}
 	return rest_next(x, id);
