@@ -84,6 +84,9 @@ struct xsc_slot;
 #define XSC_M_NOWAIT 1	/* submitted in its non-blocking form by xsc */
 #define XSC_M_BLOCK  2	/* resubmitted in its blocking form */
 #define XSC_M_REST   4	/* the rest of a short transfer (slot.acc) */
+#define XSC_M_AGAIN  8	/* the non-blocking form said -EAGAIN on a blocking
+			   fd (not -EOPNOTSUPP): the blocking form waits for
+			   room, then writes what fits */
 
 /* ---- per-entry private state (parallel to the pages) ------------------ */
 

@@ -389,7 +389,7 @@ static void finish_slow(struct xsc *x, int id)
 	if (ret == XSC_RESUBMIT && !x->have_ring)
 		ret = XSC_RETRY_SYNC;	/* the ring was lost: nothing ran yet */
 	if (ret == XSC_RESUBMIT) {
-		s->mode = XSC_M_BLOCK;
+		s->mode = XSC_M_BLOCK | (s->mode & XSC_M_AGAIN);
 		int parts = d->uring.prep(x, id);
 		if (parts > 0) {
 			s->parts = (uint8_t)parts;
@@ -608,8 +608,14 @@ long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
 	bool short_write = write && res >= 0 && res < want;
 
 	*rest = false;
-	if (!(s->mode & XSC_M_NOWAIT))
+	if (!(s->mode & XSC_M_NOWAIT)) {
+		/* The blocking form, resubmitted after -EAGAIN on a blocking
+		 * fd: io_uring waits for room in a pipe or socket, then
+		 * writes what fits and completes; write(2) goes on. */
+		if (short_write && s->mode == (XSC_M_BLOCK | XSC_M_AGAIN))
+			*rest = true;
 		return res;	/* the caller's own flags or the blocking form */
+	}
 	if (res == -EOPNOTSUPP)
 		return XSC_RESUBMIT;	/* the file has no non-blocking mode */
 	if (!write && res > 0 && res < want) {
@@ -626,8 +632,10 @@ long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
 	int nb = xsc__fd_nonblocking(x, (int)x->ent[id].args[0]);
 	if (nb != 0)
 		return res;	/* O_NONBLOCK: exactly the synchronous answer */
-	if (res == -EAGAIN)
+	if (res == -EAGAIN) {
+		s->mode |= XSC_M_AGAIN;
 		return XSC_RESUBMIT;
+	}
 	*rest = true;	/* a blocking write would have kept going */
 	return res;
 }
