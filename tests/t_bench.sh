@@ -200,8 +200,9 @@ grep -q '^pingpong,10,[0-9.]*,[0-9.]' "$d/all/fibers.csv" || fail "fibers: no pi
 # sandbox (run by all): before/after a seccomp filter, library and
 # fibers; change rows carry only the one-time costs.
 acheck sandbox "metric,mode,xsc_before_ns,xsc_after_ns,after_over_before,native_before_ns,native_after_ns" \
-	'($1 == "change" ? $3 == "" && $4 > 0 && $7 > 0 :
-	  $3 > 0 && $4 > 0 && near($5, $4 / $3, 0.006) && $6 > 0 && $7 > 0) &&
+	'(($1 == "change" && $3 == "" && $4 > 0 && $7 > 0) ||
+	  ($1 != "change" && $3 > 0 && $4 > 0 && near($5, $4 / $3, 0.006) &&
+	   $6 > 0 && $7 > 0)) &&
 	 ($2 == "library" || $2 == "fibers")' \
 	"times positive, ratio = after/before" 6
 
