@@ -35,7 +35,7 @@
 
 #include "rawsys.h"
 
-#define MAX_PAGES 255	/* 16320 entries: 2 SQEs each fit a 32K SQ ring */
+#define MAX_PAGES 255	/* 16320 entries: 2 CQEs each fit a 32K CQ */
 
 XSC_EXPORT void xsc_config_init(struct xsc_config *cfg)
 {
@@ -490,6 +490,23 @@ void xsc__redispatch(struct xsc *x, int id)
 	run_inline(x, id);
 }
 
+/* The SQ has no room for another entry's SQEs: submit what it holds
+ * (uring.c xsc__sq_room).  A submission that finds the ring lost sends
+ * the SQEs it did not take to their fallback, whose done_cb may post
+ * entries: the FIFO cursor goes back to x around it. */
+static __attribute__((noinline)) bool flush_room(struct xsc *x, unsigned *h,
+						 unsigned *left)
+{
+	bool ok;
+
+	x->pend_head = *h;
+	x->npending = *left;
+	ok = xsc__sq_room_slow(x, XSC_MAX_PARTS);
+	*h = x->pend_head;
+	*left = x->npending;
+	return ok;
+}
+
 XSC_EXPORT int xsc_flush(struct xsc *x)
 {
 	bool kick = false;
@@ -521,7 +538,9 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 			if (__builtin_expect((d->bound && d->bound(e->args)) ||
 					     xsc__cheap_here(x, d, e->args), 0))
 				b = XSC_BACKEND_INLINE;
-			else if ((parts = d->uring.prep(x, id)) > 0) {
+			else if ((xsc__sq_has_room(x, XSC_MAX_PARTS) ||
+				  flush_room(x, &h, &left)) &&
+				 (parts = d->uring.prep(x, id)) > 0) {
 				/* few values live across the call: x's fields
 				 * reload cheaper than spilled registers */
 				struct xsc_slot *s = &x->slot[id];

@@ -204,7 +204,7 @@ struct xsc {
 	bool ring_registered;		/* the ring fd is registered (enter by index) */
 	struct io_uring_probe *probe;
 	struct xsc_probe pr;
-	char reason[160], sq_reason[160];
+	char reason[256], sq_reason[256];
 
 	struct xsc_workers *wk;	/* NULL until the first worker entry */
 	struct xsc_fdwait *fdw;	/* readiness waits without a ring (fdwait.c) */
@@ -341,6 +341,23 @@ long xsc__uring_register(struct xsc *x, unsigned op, void *arg, unsigned nr);
 void xsc__uring_teardown(struct xsc *x);
 bool xsc__uring_has(struct xsc *x, unsigned op);
 struct io_uring_sqe *xsc__sqe_slow(struct xsc *x, int id, int part);
+#define XSC_MAX_PARTS 2	/* SQEs of one entry (a poll and its timeout) */
+bool xsc__sq_room_slow(struct xsc *x, unsigned k);
+/* Makes room for k more SQEs before they are queued: the SQ holds a
+ * batch, not every entry (uring.c, "Sizing").  Whoever queues an entry's
+ * parts asks for all of them first, so a linked pair is never split
+ * between two submissions.  false: no room (the ring was lost, or the
+ * kernel keeps refusing the submission). */
+static inline bool xsc__sq_has_room(const struct xsc *x, unsigned k)
+{
+	const struct io_uring_sq *sq = &x->ring.sq;
+
+	return sq->sqe_tail + k - x->sq_head <= sq->ring_entries;
+}
+static inline bool xsc__sq_room(struct xsc *x, unsigned k)
+{
+	return xsc__sq_has_room(x, k) || xsc__sq_room_slow(x, k);
+}
 /* The next SQE, user_data (id << 2 | part).  Inline: every translation
  * takes one per part, and a call per SQE was a fifth of a NOP's flush. */
 static inline struct io_uring_sqe *xsc__sqe(struct xsc *x, int id, int part)
@@ -349,8 +366,8 @@ static inline struct io_uring_sqe *xsc__sqe(struct xsc *x, int id, int part)
 	unsigned next = sq->sqe_tail + 1;
 	struct io_uring_sqe *sqe;
 
-	/* the SQ is sized so that it cannot be full (uring.c); khead is
-	 * read only when the cached room says it might be */
+	/* the caller made room (xsc__sq_room); khead is read only when
+	 * the cached room says the SQ might be full */
 	if (__builtin_expect(next - x->sq_head > sq->ring_entries, 0))
 		return xsc__sqe_slow(x, id, part);
 	sqe = &sq->sqes[sq->sqe_tail & sq->ring_mask];

@@ -9,9 +9,18 @@
  * wait for both executors at once, and UD_CANCEL, async-cancel requests
  * whose own CQEs carry nothing we need.
  *
- * Sizing: the SQ holds 2 SQEs per syscall entry plus room for the
- * reserved ones, and the CQ twice that, so neither ring can fill up while
- * at most every entry is in flight: back-pressure lives in the pages.
+ * Sizing: io_uring charges a ring's memory to the locked-memory limit of
+ * the user who made it (RLIMIT_MEMLOCK, 8 MiB by default, one budget for
+ * all of that user's processes; not for CAP_IPC_LOCK).  An SQ of 2 SQEs
+ * per entry took 1.1 MiB per kernel thread of xsc threads, and a third
+ * non-root process under `xsc run` got no ring.  So the SQ holds a batch,
+ * at most SQ_MAX SQEs, and whoever queues SQEs first makes room for all
+ * of an entry's parts (xsc__sq_room: a submission, or with SQPOLL a wait
+ * for the poller), so a linked pair is never split between two
+ * submissions.  The CQ holds 2 CQEs per entry plus the reserved ones, so
+ * the completions of every entry in flight fit: back-pressure lives in
+ * the pages.  Readiness waits are not bounded by the entries; CQEs past
+ * the CQ wait in the kernel's overflow list until the reaper enters.
  */
 #include "uring_prep.h"
 
@@ -22,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -41,13 +51,16 @@ static unsigned pow2(unsigned v)
 	return p;
 }
 
+#define SQ_MAX 512	/* 32 KiB of SQEs: a batch, not every entry */
+
 static int ring_init(struct xsc *x, bool sqpoll)
 {
 	struct io_uring_params p = { 0 };
-	unsigned sq = pow2(2 * x->n + 8);
+	unsigned cq = pow2(2 * x->n + 8);
+	unsigned sq = cq < SQ_MAX ? cq : SQ_MAX;
 
 	p.flags = IORING_SETUP_CQSIZE;
-	p.cq_entries = 2 * sq;
+	p.cq_entries = cq;
 	if (sqpoll) {
 		p.flags |= IORING_SETUP_SQPOLL;
 		p.sq_thread_idle = x->cfg.sq_idle_ms;
@@ -83,12 +96,21 @@ static int ring_init(struct xsc *x, bool sqpoll)
 
 static void describe(char *buf, size_t len, const char *what, int err)
 {
-	char v[16];
+	char v[16], lock[160] = "";
 	int dis = -1;
+	struct rlimit rl;
 
 	if (xsc__read_small("/proc/sys/kernel/io_uring_disabled", v, sizeof(v)) > 0)
 		dis = atoi(v);
-	snprintf(buf, len, "%s: %s%s", what, strerror(-err),
+	/* the user's locked memory is used up: say which limit, and how
+	 * to raise it (see the top) */
+	if (err == -ENOMEM && xsc__sys4(SYS_prlimit64, 0, RLIMIT_MEMLOCK, 0, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY)
+		snprintf(lock, sizeof(lock), " (io_uring counts rings against "
+			 "RLIMIT_MEMLOCK, %lu KiB for all of this user's "
+			 "processes; ulimit -l raises it)",
+			 (unsigned long)(rl.rlim_cur >> 10));
+	snprintf(buf, len, "%s: %s%s%s", what, strerror(-err), lock,
 		 dis == 2 ? " (kernel.io_uring_disabled=2)" :
 		 dis == 1 && err == -EPERM ? " (kernel.io_uring_disabled=1)" :
 		 err == -EPERM ? " (seccomp or container policy?)" : "");
@@ -207,18 +229,56 @@ int xsc__prep_nop(struct xsc *x, int id)
 	return 1;
 }
 
-/* xsc__sqe's cached head said the SQ may be full: read the kernel's. */
+bool xsc__sq_room_slow(struct xsc *x, unsigned k)
+{
+	struct io_uring_sq *sq = &x->ring.sq;
+	int64_t give_up = 0;
+
+	for (;;) {
+		x->sq_head = io_uring_smp_load_acquire(sq->khead);
+		if (xsc__sq_has_room(x, k))
+			return true;
+		if (!x->have_ring)
+			return false;
+		/* Without SQPOLL the enter takes every queued SQE before it
+		 * returns; it fails only for good (the ring is lost) or for
+		 * a moment (-EAGAIN: no memory for the requests).  An SQPOLL
+		 * poller takes them on its own, awake since the submit: wait
+		 * until it has (in the kernel while the SQ is full, else a
+		 * few pauses).  It needs nothing from this thread, so this is
+		 * not a wait the reaper is forbidden (docs/design.md).  Still
+		 * no room after a second: the caller takes its fallback, and
+		 * nothing of its entry was queued. */
+		int ret = xsc__uring_submit(x);
+		int64_t now = xsc__now();
+		if (!give_up)
+			give_up = now + 1000000000;
+		else if (now > give_up)
+			return false;
+		if (!x->sqpoll) {
+			if (ret < 0)
+				xsc__sys0(SYS_sched_yield);
+		} else if (x->have_ring && !io_uring_sq_space_left(&x->ring)) {
+			x->st.crossings++;
+			io_uring_sqring_wait(&x->ring);
+		} else {
+			__builtin_ia32_pause();
+		}
+	}
+}
+
+/* xsc__sqe's cached head said the SQ may be full: read the kernel's.  The
+ * caller made room first (xsc__sq_room), so there is. */
 struct io_uring_sqe *xsc__sqe_slow(struct xsc *x, int id, int part)
 {
 	struct io_uring_sqe *sqe;
 
 	x->sq_head = io_uring_smp_load_acquire(x->ring.sq.khead);
 	sqe = io_uring_get_sqe(&x->ring);
-	/* the SQ is sized so that this cannot fail (see the top of the file);
-	 * if it ever does, submitting makes room */
-	if (!sqe) {
-		xsc__uring_submit(x);
-		sqe = io_uring_get_sqe(&x->ring);
+	if (!sqe) {	/* a prep took more than XSC_MAX_PARTS SQEs */
+		xsc__say("xsc: internal error: no room in the SQ for a part "
+			 "of a call (XSC_MAX_PARTS)\n");
+		abort();
 	}
 	io_uring_sqe_set_data64(sqe, ((uint64_t)id << 2) | (unsigned)part);
 	x->sq_ready++;
@@ -390,7 +450,7 @@ static void finish_slow(struct xsc *x, int id)
 		ret = XSC_RETRY_SYNC;	/* the ring was lost: nothing ran yet */
 	if (ret == XSC_RESUBMIT) {
 		s->mode = XSC_M_BLOCK | (s->mode & XSC_M_AGAIN);
-		int parts = d->uring.prep(x, id);
+		int parts = xsc__sq_room(x, XSC_MAX_PARTS) ? d->uring.prep(x, id) : 0;
 		if (parts > 0) {
 			s->parts = (uint8_t)parts;
 			return;		/* still in flight, now blocking */
@@ -501,7 +561,7 @@ int xsc__uring_wait(struct xsc *x, bool also_kick, uint32_t seen,
 		} while (xsc__now() < end);
 	}
 	if (also_kick && !x->futex_armed) {
-		if (xsc__uring_has(x, XSC_OP_FUTEX_WAIT)) {
+		if (xsc__uring_has(x, XSC_OP_FUTEX_WAIT) && xsc__sq_room(x, 1)) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&x->ring);
 			atomic_store(&x->owner_waiting, 1);
 			io_uring_prep_rw(XSC_OP_FUTEX_WAIT, sqe,
@@ -514,7 +574,8 @@ int xsc__uring_wait(struct xsc *x, bool also_kick, uint32_t seen,
 			x->armed_val = seen;
 			x->sq_ready++;
 		} else if (timeout_ns < 0 || timeout_ns > 200000) {
-			timeout_ns = 200000;	/* no FUTEX_WAIT op: look every 200 us */
+			/* no FUTEX_WAIT op (or no room for it): look every 200 us */
+			timeout_ns = 200000;
 		}
 	}
 	/* Submit and wait in separate calls: an io_uring_enter that submits
@@ -547,13 +608,9 @@ int xsc__uring_wait_fd(struct xsc *x, int fd, unsigned events, uint64_t tag)
 
 	if (!x->have_ring || !x->cfg.done_cb)
 		return -ENOTSUP;
+	if (!xsc__sq_room(x, 1))
+		return -EAGAIN;
 	sqe = io_uring_get_sqe(&x->ring);
-	if (!sqe) {
-		xsc__uring_submit(x);
-		sqe = io_uring_get_sqe(&x->ring);
-		if (!sqe)
-			return -EAGAIN;
-	}
 	io_uring_prep_poll_add(sqe, fd, events);
 	io_uring_sqe_set_data64(sqe, XSC_UD_WAIT | tag);
 	x->sq_ready++;
@@ -657,11 +714,10 @@ int xsc__uring_cancel(struct xsc *x, int id)
 
 	if (!x->have_ring)
 		return -ENOTSUP;	/* cancelling needs an enter */
-	sqe = io_uring_get_sqe(&x->ring);
-
 	atomic_store(&slot_of(x, id)->canceled, 1);	/* no resubmission */
-	if (!sqe)
+	if (!xsc__sq_room(x, 1))
 		return -EAGAIN;
+	sqe = io_uring_get_sqe(&x->ring);
 	io_uring_prep_cancel64(sqe, (uint64_t)id << 2, 0);
 	io_uring_sqe_set_data64(sqe, UD_CANCEL);
 	x->sq_ready++;

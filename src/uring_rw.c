@@ -304,6 +304,8 @@ static long rest_next(struct xsc *x, int id)
 	n = rest_window(x, id, &w, s->acc);
 	if (n <= 0)
 		return s->acc;	/* all written, or the rest faults: the count */
+	if (!xsc__sq_room(x, 1))
+		return s->acc;	/* the ring is lost, or refuses more: the count */
 	ax->rest.mh = (struct msghdr){ .msg_iov = ax->rest.v,
 					.msg_iovlen = (size_t)n };
 	sqe = xsc__sqe(x, id, 0);
