@@ -297,7 +297,12 @@ static int body(int argc, char **argv)
 	 * (100 ms apart) when they started together.  A starved machine can
 	 * start them far apart (sqpoll beside a loaded `make test` swapped
 	 * two, 10 ms apart, and later two 100 ms apart): then the order
-	 * says nothing and is not checked. */
+	 * says nothing and is not checked.  Nor does it among sleepers that
+	 * woke together: with two `make test`s on two cores, all five woke
+	 * within 0.2 ms of each other, 76-476 ms late, their timers all
+	 * expired while the vcpu waited for a core, and natively such
+	 * threads wake in any order too.  A shorter sleep must not end
+	 * more than 50 ms after a longer one. */
 	norder = 0;
 	long idx[5] = { 4, 0, 3, 1, 2 };	/* 500, 100, 400, 200, 300 ms */
 	for (int i = 0; i < 5; i++)
@@ -313,15 +318,18 @@ static int body(int argc, char **argv)
 	if (hi - lo < 50000000LL) {
 		bool in_order = true;
 		for (int i = 0; i < 5; i++)
-			in_order &= order[i] == 100 * (i + 1);
-		if (!in_order)	/* what happened, for the report */
+			for (int j = i + 1; j < 5; j++)
+				in_order &= woke[i] <= woke[j] + 50000000LL;
+		if (!in_order) {	/* what happened, for the report */
 			for (int i = 0; i < 5; i++)
 				printf("sleeper %d ms: started %+.1f ms, woke %+.1f ms (%.1f late)\n",
 				       100 * (i + 1), (double)(started[i] - lo) / 1e6,
 				       (double)(woke[i] - lo) / 1e6,
 				       (double)(woke[i] - started[i]) / 1e6 - 100.0 * (i + 1));
-		for (int i = 0; i < 5; i++)
-			CHECK_EQ(order[i], 100 * (i + 1));
+			printf("wake order: %ld %ld %ld %ld %ld ms\n", (long)order[0],
+			       (long)order[1], (long)order[2], (long)order[3], (long)order[4]);
+		}
+		CHECK(in_order);
 	} else {
 		printf("note: the sleepers started %.0f ms apart: order not checked\n",
 		       (double)(hi - lo) / 1e6);
