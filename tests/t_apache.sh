@@ -11,8 +11,8 @@
 #    to www-data), stopped with `apache2 -k graceful-stop`;
 #  - the same under `xsc run -v -b B` for each backend in
 #    $XSC_TP_BACKENDS (default: uring sqpoll worker): also the worker
-#    child must be an xsc process running as www-data (the shim's
-#    "forked child" line in the error log, and at its exit its count of
+#    child must be an xsc process running as www-data (the shim's line
+#    for the child's runtime in the error log, and at its exit its count of
 #    threads run as fibers: Apache's 32 or more), its main thread's
 #    /proc uids www-data's;
 #  - under `xsc run -b B` as one process (`apache2 -X`), stopped with
@@ -152,8 +152,12 @@ forking() {
 	if [ -z "$child" ]; then
 		why+=("no child running as www-data")
 	elif [ $# -gt 0 ]; then
-		grep -q "xsc run: forked child $child" "$tmp/logs/error.log" ||
-			why+=("no 'forked child $child' line from the shim")
+		# the control process has one thread: the child starts a
+		# runtime at its own first pthread_create (a live parent's
+		# child gets one at the fork: "forked child")
+		grep -qE "xsc run: (forked child $child|process $child: its second thread)" \
+			"$tmp/logs/error.log" ||
+			why+=("no 'forked child $child' or 'process $child: its second thread' line from the shim")
 		user=$(awk '/^Uid:/ {print $2 $3 $4 $5}' "/proc/$child/status")
 		[ "$user" = "$(id -u www-data)$(id -u www-data)$(id -u www-data)$(id -u www-data)" ] ||
 			why+=("the child's main thread has uids $user")

@@ -11,7 +11,8 @@
 # there are more blocked threads than vcpus: see docs/transparent.md).  A run passes when its exit status and
 # stdout are byte-identical to the native run and its stderr carries the
 # shim's "N threads as fibers" line with N > 0 (every program creates
-# threads: the shim engaged).  Then `xsc run` itself: exit status and
+# threads: the shim engaged; one marked "xsc-tp: stays-native", whose
+# first thread is glibc's own, must say it ran natively instead).  Then `xsc run` itself: exit status and
 # fatal signal propagation, 127 for a missing program, a static binary
 # run natively with a warning; and /usr/bin/python3 with threads, a
 # queue, a thread pool, a process pool, getaddrinfo and subprocess, compared with its
@@ -73,15 +74,21 @@ rcname() {
 	esac
 }
 
-# compare LABEL NATIVE_RC NATIVE_OUT RC OUT ERR: the checks of one run
-# under the shim against the native one.  Returns 0 when it passes.
+# compare LABEL NATIVE_RC NATIVE_OUT RC OUT ERR [native]: the checks of
+# one run under the shim against the native one ("native": the program
+# must stay native, xsc-tp: stays-native).  Returns 0 when it passes.
 compare() {
 	local label=$1 nrc=$2 nout=$3 rc=$4 out=$5 err=$6 n k why=()
 
 	[ "$rc" = "$nrc" ] || why+=("exit $(rcname "$rc"), natively $nrc")
 	cmp -s "$nout" "$out" || why+=("stdout differs")
 	n=$(fibers "$err")
-	if [ -z "$n" ]; then
+	if [ "${7:-}" = native ]; then
+		grep -q '^xsc run: .*it runs natively' "$err" ||
+			why+=("no line saying it runs natively")
+		[ -z "$n" ] || why+=("$n threads as fibers: it should have stayed native")
+		n=native
+	elif [ -z "$n" ]; then
 		why+=("no 'threads as fibers' line on stderr (the shim did not engage or did not exit cleanly)")
 	elif [ "$n" -le 0 ]; then
 		why+=("$n threads as fibers")
@@ -89,7 +96,11 @@ compare() {
 	k=$(kwoken "$err")
 	[ "${k:-0}" = 0 ] || why+=("$k kernel waiters woken by fibers' futex wakes")
 	if [ ${#why[@]} -eq 0 ]; then
-		pass "$label ($n threads as fibers)"
+		if [ "$n" = native ]; then
+			pass "$label (stayed native)"
+		else
+			pass "$label ($n threads as fibers)"
+		fi
 		return 0
 	fi
 	fail "$label: $(join "${why[@]}")"
@@ -137,18 +148,33 @@ for prog in "${progs[@]}"; do
 	# what only AUTO chooses (a row's .cheap_if)
 	bl=$backends
 	grep -q 'xsc-tp: +auto' "$src/tp/$name.c" 2>/dev/null && bl="auto $backends"
+	# "xsc-tp: stays-native": its first thread is not a pthread_create
+	# (start.c, go_live), so the runtime must not start
+	stays=
+	grep -q 'xsc-tp: stays-native' "$src/tp/$name.c" 2>/dev/null && stays=native
 	for b in $bl; do
 		out=$tmp/$name.$b.out err=$tmp/$name.$b.err
 		t0=$SECONDS
 		# shellcheck disable=SC2086
 		timeout -k 5 120 "$xsc" run -v -b "$b" $opts -- "$prog" >"$out" 2>"$err"
 		rc=$?
-		if compare "$name [$b] ($((SECONDS - t0))s)" "$nrc" "$nout" "$rc" "$out" "$err"; then
+		if compare "$name [$b] ($((SECONDS - t0))s)" "$nrc" "$nout" "$rc" "$out" "$err" $stays; then
 			result["$name $b"]=PASS
 		else
 			result["$name $b"]=FAIL
 		fi
 	done
+done
+
+# ---- one thread: natively until the second (src/preload/start.c, go_live) ------------
+# tp_solo's parent (pthread_create) and its child (thrd_create, forked
+# while single-threaded) each start a runtime at their second thread.
+for b in $backends; do
+	err=$tmp/tp_solo.$b.err
+	[ -f "$err" ] || continue
+	k=$(grep -c '^xsc run: process [0-9]*: its second thread starts the runtime' "$err")
+	[ "$k" = 2 ] && pass "tp_solo [$b]: parent and child each start a runtime at their second thread" ||
+		{ fail "tp_solo [$b]: $k 'its second thread starts the runtime' lines, want 2"; show stderr "$err"; }
 done
 
 # ---- many blocked threads ----------------------------------------------------------

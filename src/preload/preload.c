@@ -1,10 +1,11 @@
 /*
  * preload.c - transparent mode: unmodified pthread programs on xsc threads.
  *
- * libxsc-preload.so (LD_PRELOAD, or `xsc run -- prog`) takes over at
- * __libc_start_main: it starts one vcpu per core, turns the main thread's
- * execution into a fiber and parks the original kernel thread.  From then
- * on the program's threads are fibers.
+ * libxsc-preload.so (LD_PRELOAD, or `xsc run -- prog`) takes over when
+ * the program creates its second thread (start.c: until then it runs
+ * natively, having nothing to batch): it starts one vcpu per core, turns
+ * the calling thread's execution into a fiber and parks the original
+ * kernel thread.  From then on the program's threads are fibers.
  *
  * Interception works at the system call level, below libc, so calls libc
  * makes internally (stdio, malloc's and pthread's futexes, the clone3 of

@@ -115,6 +115,8 @@ struct tp_state {
 	_Atomic uint64_t stray;		/* handled outside any thread (scan) */
 	struct xsc_runtime_config cfg;	/* as the runtime was started */
 	bool fork_native;		/* XSC_FORK=native: children run natively */
+	bool solo;			/* one thread: native until the second
+					   (start.c, go_live) */
 	/* a forked child, until libc's fork has reset its own state and
 	 * runs the child handlers (rearm): the thread that forked, on which
 	 * vcpu, and the child's pid */

@@ -1,10 +1,13 @@
 /*
  * start.c - transparent mode: start-up (one vcpu per allowed core,
- * syscall user dispatch, the main thread turned into a fiber, the
- * original kernel thread parked) and forked children, which get a runtime
- * of their own.
+ * syscall user dispatch, the calling thread turned into a fiber, the
+ * original kernel thread parked) at the program's second thread (a
+ * process with one thread runs natively), and forked children of a
+ * process with a runtime, which get one of their own.
  */
 #include "shim.h"
+
+#include <threads.h>
 
 /* ---- start-up ------------------------------------------------------------------- */
 
@@ -262,7 +265,9 @@ static int start(void)
 		return -1;
 	}
 	atomic_store(&tp.next_vtid, 0x40000000);	/* above any pid_max */
-	mainf->vtid = (int)xsc__sys0(SYS_getpid);
+	/* the pid at start-up; the thread's own id when it goes live later
+	 * (the one thread left may be another after an exec) */
+	mainf->vtid = (int)xsc__sys0(SYS_gettid);
 	mainf->fs = rdfsbase();
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, 0, &mask, 8);
 	mainf->sigmask = mask & ~SIGBIT(SIGSYS);
@@ -325,6 +330,9 @@ static void __attribute__((destructor)) report(void)
 {
 	uint64_t trap = 0, fast = 0;
 
+	if (tp.solo && tp.verbose)
+		xsc__say("xsc run: one thread: ran natively (the runtime starts "
+			 "with a second thread)\n");
 	if (!xsc__tp || !tp.verbose)
 		return;
 	for (int i = 0; i < xsc__rt.n; i++) {
@@ -340,12 +348,113 @@ static void __attribute__((destructor)) report(void)
 	xsc__tp_rewrite_report();
 }
 
+/* ---- one thread: natively until the second ------------------------------
+ *
+ * A process with one thread has nothing to batch: each of its calls must
+ * come back before it makes the next, so the ring only adds a round trip
+ * to every call, and the runtime's vcpus, rings and syscall threads cost
+ * every forked child milliseconds.  PostgreSQL's backends (one thread
+ * each, forked per connection) ran at 0.3x of native under `xsc run`.
+ * So the runtime starts when the program creates its second thread: its
+ * first pthread_create turns the calling thread into the first fiber
+ * (start(), exactly as at start-up) and then creates the new thread,
+ * which becomes the second.  Until then no vcpu, ring or dispatch exists
+ * and every call, interposed or not, is the plain system call; a forked
+ * child of such a process is single-threaded too.  A thread made some
+ * other way first (glibc's own helpers for SIGEV_THREAD timers and POSIX
+ * AIO, a raw clone) is a kernel thread the runtime cannot take in: the
+ * process then stays native, and -v says so.  XSC_START=now starts the
+ * runtime before main() whatever the program does (the comparisons of
+ * xsc bench calls, which measure a trapped call's cost). */
+
+static void go_live(void)
+{
+	char st[4096];
+	struct kact sys;
+	const char *t;
+	stack_t ss;
+	long n;
+
+	tp.solo = false;
+	n = xsc__read_small("/proc/self/status", st, sizeof(st) - 1);
+	st[n > 0 ? n : 0] = '\0';
+	t = strstr(st, "\nThreads:");
+	if (t && atoi(t + 10) != 1) {
+		if (tp.verbose)
+			xsc__say("xsc run: the program made a thread before its first "
+				 "pthread_create (glibc's timer or AIO helper, or its "
+				 "own clone): it runs natively\n");
+		return;
+	}
+	/* dispatch needs SIGSYS: a handler of the program's own stays */
+	if (xsc__sys4(SYS_rt_sigaction, SIGSYS, 0, &sys, 8) == 0 &&
+	    sys.handler != SIG_DFL) {
+		xsc__say("xsc run: the program handles SIGSYS itself: it runs "
+			 "natively\n");
+		return;
+	}
+	/* a signal stack set natively belongs to the kernel thread; fibers
+	 * run on the vcpu's (docs/transparent.md, "Call by call") */
+	if (xsc__sys2(SYS_sigaltstack, 0, &ss) < 0)
+		ss.ss_flags = SS_DISABLE;
+	if (start() != 0)
+		return;
+	if (!(ss.ss_flags & SS_DISABLE))
+		xsc__sys2(SYS_sigaltstack, &ss, 0);
+	if (tp.verbose)
+		xsc__say("xsc run: process %ld: its second thread starts the "
+			 "runtime\n", xsc__sys0(SYS_getpid));
+	xsc__vcpu()->tp.sel = TP_SEL_BLOCK;
+}
+
+XSC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+			      void *(*fn)(void *), void *arg)
+{
+	static int (*real)(pthread_t *, const pthread_attr_t *,
+			   void *(*)(void *), void *);
+	__typeof__(real) f = __atomic_load_n(&real, __ATOMIC_RELAXED);
+
+	if (!f) {	/* resolved at the first call, before any fiber */
+		if (!(f = dlsym(RTLD_NEXT, "pthread_create")))
+			return ENOSYS;
+		__atomic_store_n(&real, f, __ATOMIC_RELAXED);
+	}
+	if (__builtin_expect(tp.solo, 0))
+		go_live();	/* the runtime's own threads: not solo any more */
+	return f(th, attr, fn, arg);
+}
+
+/* C11's thrd_create reaches glibc's pthread_create inside libc, past the
+ * symbol above. */
+XSC_EXPORT int thrd_create(thrd_t *th, thrd_start_t fn, void *arg)
+{
+	static int (*real)(thrd_t *, thrd_start_t, void *);
+	__typeof__(real) f = __atomic_load_n(&real, __ATOMIC_RELAXED);
+
+	if (!f) {
+		if (!(f = dlsym(RTLD_NEXT, "thrd_create")))
+			return thrd_error;
+		__atomic_store_n(&real, f, __ATOMIC_RELAXED);
+	}
+	if (__builtin_expect(tp.solo, 0))
+		go_live();
+	return f(th, fn, arg);
+}
+
 static int wrap_main(int argc, char **argv, char **envp)
 {
 	const char *off = getenv("XSC_TRANSPARENT");
+	const char *when = getenv("XSC_START");
 
-	if (!(off && strcmp(off, "0") == 0) && start() == 0)
-		xsc__vcpu()->tp.sel = TP_SEL_BLOCK;
+	if (off && strcmp(off, "0") == 0)
+		return tp.main(argc, argv, envp);
+	if (when && strcmp(when, "now") == 0) {
+		if (start() == 0)
+			xsc__vcpu()->tp.sel = TP_SEL_BLOCK;
+	} else {
+		tp.verbose = getenv("XSC_VERBOSE") != NULL;
+		tp.solo = true;
+	}
 	return tp.main(argc, argv, envp);
 }
 
