@@ -588,6 +588,16 @@ static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 	after_switch(v, f);
 }
 
+/* Work the loop looks for before it runs a fiber (loop()): a signal's
+ * interrupt, a sandbox or credential change to apply here. */
+static bool loop_work(struct xsc_vcpu *v)
+{
+	return atomic_load_explicit(&v->tp.intr, memory_order_relaxed) ||
+	       atomic_load_explicit(&xsc__rt.sandbox_gen, memory_order_acquire) !=
+		       v->sandbox_gen ||
+	       xsc__rt_creds_behind(v);
+}
+
 static void idle(struct xsc_vcpu *v)
 {
 	uint32_t seen = xsc__kick_seen(v->x);
@@ -605,7 +615,12 @@ static void idle(struct xsc_vcpu *v)
 	}
 	atomic_store(&v->idle, 1);
 	atomic_fetch_add(&xsc__rt.nidle, 1);
-	if (!atomic_load(&v->rq_len) && !atomic_load(&xsc__rt.stop))
+	/* Whatever woke us is looked at after `seen` was read: a kick for
+	 * loop_work() that came after the loop looked, but before `seen`,
+	 * was slept through.  A signal's interrupt of a fiber's blocked
+	 * read was lost so, and tp_forkrun's child hung (about one run in
+	 * 60 under load). */
+	if (!atomic_load(&v->rq_len) && !atomic_load(&xsc__rt.stop) && !loop_work(v))
 		xsc__idle_wait(v->x, seen, -1);	/* timeouts are entries too */
 	atomic_fetch_sub(&xsc__rt.nidle, 1);
 	atomic_store(&v->idle, 0);
