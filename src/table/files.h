@@ -157,7 +157,7 @@
 			.op = { IORING_OP_CLOSE },
 			.prep = xsc__prep_close,
 			.done = xsc__done_close,
-			.note = "io_uring; -EBADF re-checked synchronously (io_uring fds)",
+			.note = "io_uring; -EBADF re-checked synchronously (io_uring fds); on an SQPOLL ring: the fallback (the poller would release the file after the close returned)",
 		},
 	},
 	[SYS_fsync] = {
