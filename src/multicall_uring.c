@@ -317,9 +317,10 @@ static int plan(struct urun *u, unsigned it, unsigned i, unsigned m,
 				return (int)p;
 		}
 	}
-	/* an SQPOLL poller releases a closed file after the CQE (uring_fs.c
-	 * xsc__prep_close): a plain fd's close runs here, in chain order */
-	if (nr == SYS_close && !*fixed && u->r->x->sqpoll)
+	/* not on an SQPOLL ring (the row's .uring.no_sqpoll: a close's file
+	 * would be released after its CQE): here, in chain order.  A
+	 * private fd's close has no other form. */
+	if (u->r->x->sqpoll && xsc__sys[nr].uring.no_sqpoll && !*fixed)
 		return PLAN_SYNC;
 	if (!mc_is_rw(nr))
 		return PLAN_QUEUE;

@@ -336,7 +336,7 @@ int xsc__table_check_row(FILE *f, long nr, const struct xsc_sysdef *d)
 	if (d->uring.prep && !d->uring.note)
 		BAD("an io_uring translation without a note for `xsc info`");
 	if (!d->uring.prep && (d->uring.done || d->uring.op[0] || d->uring.note || d->cheap ||
-			       d->cheap_if))
+			       d->cheap_if || d->uring.no_sqpoll))
 		BAD("io_uring fields without a prep");
 	if (d->cheap && d->cheap_if)
 		BAD("cheaper in the caller always (.cheap) and for some arguments (.cheap_if)");

@@ -120,6 +120,9 @@ struct xsc_sysdef {
 		xsc_done_fn done;	/* NULL: the CQE result is the result */
 		uint8_t op[2];		/* opcodes the kernel must have (0: none) */
 		const char *note;	/* its limits, shown by `xsc info` */
+		/* non-NULL: not on an SQPOLL ring, and why (the poller, not
+		 * the caller, runs it there): the row's fallback instead */
+		const char *no_sqpoll;
 	} uring;
 	/* non-NULL: with these arguments the call depends on the calling
 	 * thread (a PI futex, __WNOTHREAD, a wait with a signal mask), and

@@ -126,16 +126,14 @@ int xsc__prep_openat2(struct xsc *x, int id)
 	return 1;
 }
 
-/* Not on an SQPOLL ring: there the poller, not the caller, drops the last
- * reference, and the file is released a moment after the CQE (61 of 200
- * closes of a FIFO's write end were seen by its reader more than 1 ms
- * later): a lock, a FIFO's or a pipe's other end, a socket's FIN still
- * there after close(2) returned.  The fallback closes it on a thread
- * that releases it before it answers, as close(2) does. */
+/* Not on an SQPOLL ring (the row's .uring.no_sqpoll): there the poller,
+ * not the caller, drops the last reference, and the file is released a
+ * moment after the CQE (61 of 200 closes of a FIFO's write end were seen
+ * by its reader more than 1 ms later): a lock, a FIFO's or a pipe's other
+ * end, a socket's FIN still there after close(2) returned.  The fallback
+ * closes it on a thread that releases it before it answers. */
 int xsc__prep_close(struct xsc *x, int id)
 {
-	if (x->sqpoll)
-		return 0;
 	io_uring_prep_close(xsc__sqe(x, id, 0), FD(A(x, id)[0]));
 	return 1;
 }

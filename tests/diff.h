@@ -591,7 +591,10 @@ static void diff_finish(const long *us, size_t nus, const long *other, size_t no
 
 	for (size_t i = 0; i < nus + nother; i++) {
 		long nr = i < nus ? us[i] : other[i - nus];
-		int has = i < nus && has_ops(nr);
+		/* a row that is not run on SQPOLL rings (.uring.no_sqpoll)
+		 * takes its fallback there */
+		int has = i < nus && has_ops(nr) &&
+			  !(ring == XSC_BACKEND_SQPOLL && xsc__sysdef(nr)->uring.no_sqpoll);
 		int r = xsc_route(X, nr, &why), want = -1, ok;
 		unsigned long *u = used[nr];
 

@@ -119,6 +119,8 @@ int xsc_info_row(struct xsc *x, const char *arg)
 		       d->uring.done ? "; the result is converted (done hook)" : "");
 	else
 		printf("  io_uring:    no form\n");
+	if (d->uring.no_sqpoll)
+		printf("  SQPOLL:      the fallback: %s\n", d->uring.no_sqpoll);
 	printf("  xsc threads: the same route, from the fiber's kernel thread\n");
 	printf("  multi-call:  %s\n", chain_text(d));
 	printf("  xsc run:     %s%s\n", shim_text(d->shim ? d->shim : XSC_SHIM_POST),

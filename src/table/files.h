@@ -157,7 +157,8 @@
 			.op = { IORING_OP_CLOSE },
 			.prep = xsc__prep_close,
 			.done = xsc__done_close,
-			.note = "io_uring; -EBADF re-checked synchronously (io_uring fds); on an SQPOLL ring: the fallback (the poller would release the file after the close returned)",
+			.note = "io_uring; -EBADF re-checked synchronously (io_uring fds)",
+			.no_sqpoll = "on an SQPOLL ring the poller would release the file after the close returned",
 		},
 	},
 	[SYS_fsync] = {
