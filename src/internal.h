@@ -486,6 +486,9 @@ void xsc__route_all(struct xsc *x);
  * system calls: no stdio, whose locks and FILE allocation the runtime
  * must not take (transparent mode).  Returns the length or -errno. */
 long xsc__read_small(const char *path, char *buf, size_t len);
+/* The value of field `name` ("Threads", "Seccomp") of /proc/self/status,
+ * read whole line by line; -ENOENT when absent, -errno (probe.c). */
+long xsc__status_field(const char *name);
 /* Moves a descriptor of xsc's own to the lowest free number at or above
  * the soft RLIMIT_NOFILE (probe.c), out of the range the program
  * allocates from.  Returns the new fd (the old one closed), or fd itself

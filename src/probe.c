@@ -73,15 +73,46 @@ long xsc__read_small(const char *path, char *buf, size_t len)
 	return n < 0 ? n : (long)got;
 }
 
+long xsc__status_field(const char *name)
+{
+	char buf[4096 + 1];
+	size_t have = 0, nlen = strlen(name);
+	long fd = xsc__sys4(SYS_openat, AT_FDCWD, "/proc/self/status",
+			    O_RDONLY | O_CLOEXEC, 0);
+	long n, ret = -ENOENT;
+
+	if (fd < 0)
+		return fd;
+	/* line by line through a window: a long line (Groups: of a user in
+	 * many groups) must not push the field out of it */
+	while ((n = xsc__sys3(SYS_read, fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		char *line = buf, *nl;
+		have += (size_t)n;
+		buf[have] = '\0';
+		while ((nl = memchr(line, '\n', have - (size_t)(line - buf))) != NULL) {
+			if (!strncmp(line, name, nlen) && line[nlen] == ':') {
+				ret = strtol(line + nlen + 1, NULL, 10);
+				goto out;
+			}
+			line = nl + 1;
+		}
+		if (line == buf) {	/* a line longer than the window */
+			have = 0;
+			continue;	/* (never the one asked for) */
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+	}
+out:
+	xsc__sys1(SYS_close, fd);
+	return ret;
+}
+
 static int seccomp_mode(void)
 {
-	char buf[4096];
-	const char *p;
+	long m = xsc__status_field("Seccomp");
 
-	if (xsc__read_small("/proc/self/status", buf, sizeof(buf)) < 0)
-		return 0;
-	p = strstr(buf, "\nSeccomp:");
-	return p ? atoi(p + sizeof("\nSeccomp:") - 1) : 0;
+	return m > 0 ? (int)m : 0;
 }
 
 static int parse_backend(const char *s)

@@ -369,17 +369,18 @@ static void __attribute__((destructor)) report(void)
 
 static void go_live(void)
 {
-	char st[4096];
 	struct kact sys;
-	const char *t;
 	stack_t ss;
 	long n;
 
 	tp.solo = false;
-	n = xsc__read_small("/proc/self/status", st, sizeof(st) - 1);
-	st[n > 0 ? n : 0] = '\0';
-	t = strstr(st, "\nThreads:");
-	if (t && atoi(t + 10) != 1) {
+	n = xsc__status_field("Threads");
+	if (n < 0) {	/* unknown: no thread is taken in blind */
+		xsc__say("xsc run: cannot count the program's threads "
+			 "(/proc/self/status: %s): it runs natively\n", strerror((int)-n));
+		return;
+	}
+	if (n != 1) {
 		if (tp.verbose)
 			xsc__say("xsc run: the program made a thread before its first "
 				 "pthread_create (glibc's timer or AIO helper, or its "
