@@ -509,7 +509,7 @@ static __attribute__((noinline)) bool flush_room(struct xsc *x, unsigned *h,
 
 XSC_EXPORT int xsc_flush(struct xsc *x)
 {
-	bool kick = false;
+	bool kick = false, full = false;	/* full: the SQ stayed full */
 	int n = 0;
 
 	if (xsc__foreign(x))
@@ -539,7 +539,7 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 					     xsc__cheap_here(x, d, e->args), 0))
 				b = XSC_BACKEND_INLINE;
 			else if ((xsc__sq_has_room(x, XSC_MAX_PARTS) ||
-				  flush_room(x, &h, &left)) &&
+				  (!full && !(full = !flush_room(x, &h, &left)))) &&
 				 (parts = d->uring.prep(x, id)) > 0) {
 				/* few values live across the call: x's fields
 				 * reload cheaper than spilled registers */

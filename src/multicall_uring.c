@@ -490,11 +490,16 @@ static void forget_positions(struct urun *u)
 static unsigned build(struct urun *u)
 {
 	struct mc_run *r = u->r;
-	unsigned space = io_uring_sq_space_left(&r->x->ring), m = 0;
+	unsigned space, m = 0;
 	unsigned it = r->iter, i = r->next;
 	unsigned it_end = r->iter + u->k_iters;
 	bool more = true;
 
+	/* room for a few SQEs at least: the SQ holds a batch (uring.c), and
+	 * other entries' SQEs may wait in it */
+	if (!xsc__sq_room(r->x, 8))
+		return 0;	/* the ring is lost: enter() says so */
+	space = io_uring_sq_space_left(&r->x->ring);
 	if (space > CAP)
 		space = CAP;
 	if (it_end > r->max)
@@ -665,6 +670,11 @@ static void install_left(struct urun *u)
 	unsigned m = 0;
 
 	u->gen = ++((struct mc_state *)r->x->mc)->gen;
+	for (unsigned k = 0; k < r->n; k++)
+		m += 2 * u->slot_open[k];
+	if (!m || !xsc__sq_room(r->x, m))
+		return;		/* none, or the ring is lost: its files go with it */
+	m = 0;
 	for (unsigned k = 0; k < r->n; k++) {
 		if (!u->slot_open[k])
 			continue;

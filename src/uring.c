@@ -17,10 +17,11 @@
  * at most SQ_MAX SQEs, and whoever queues SQEs first makes room for all
  * of an entry's parts (xsc__sq_room: a submission, or with SQPOLL a wait
  * for the poller), so a linked pair is never split between two
- * submissions.  The CQ holds 2 CQEs per entry plus the reserved ones, so
- * the completions of every entry in flight fit: back-pressure lives in
- * the pages.  Readiness waits are not bounded by the entries; CQEs past
- * the CQ wait in the kernel's overflow list until the reaper enters.
+ * submissions.  The CQ holds the CQEs of every entry in flight, so they
+ * fit without the kernel's overflow list: back-pressure lives in
+ * the pages (3 per entry: a cancel's own CQE too).  Readiness waits are
+ * not bounded by the entries; CQEs past the CQ wait in the kernel's
+ * overflow list until the reaper enters.
  */
 #include "uring_prep.h"
 
@@ -56,10 +57,12 @@ static unsigned pow2(unsigned v)
 static int ring_init(struct xsc *x, bool sqpoll)
 {
 	struct io_uring_params p = { 0 };
-	unsigned cq = pow2(2 * x->n + 8);
+	unsigned cq = pow2(3 * x->n + 8);
 	unsigned sq = cq < SQ_MAX ? cq : SQ_MAX;
 
-	p.flags = IORING_SETUP_CQSIZE;
+	/* SUBMIT_ALL: an SQE that fails before it is issued does not stop
+	 * the submission (xsc__uring_submit goes on without it, 5.18) */
+	p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL;
 	p.cq_entries = cq;
 	if (sqpoll) {
 		p.flags |= IORING_SETUP_SQPOLL;
@@ -82,6 +85,12 @@ static int ring_init(struct xsc *x, bool sqpoll)
 	}
 	struct io_uring_params asked = p;
 	int ret = io_uring_queue_init_params(sq, &x->ring, &p);
+	if (ret == -EINVAL) {	/* before 5.18 */
+		p = asked;
+		p.flags &= ~IORING_SETUP_SUBMIT_ALL;
+		asked = p;
+		ret = io_uring_queue_init_params(sq, &x->ring, &p);
+	}
 	if (ret == -EINVAL && (asked.flags & IORING_SETUP_DEFER_TASKRUN)) {
 		/* before 6.1: the default mode, completions run on any
 		 * return to user space */
@@ -231,39 +240,37 @@ int xsc__prep_nop(struct xsc *x, int id)
 
 bool xsc__sq_room_slow(struct xsc *x, unsigned k)
 {
-	struct io_uring_sq *sq = &x->ring.sq;
 	int64_t give_up = 0;
 
 	for (;;) {
-		x->sq_head = io_uring_smp_load_acquire(sq->khead);
+		if (!x->have_ring)
+			return false;	/* and nothing may be queued in it */
+		x->sq_head = io_uring_smp_load_acquire(x->ring.sq.khead);
 		if (xsc__sq_has_room(x, k))
 			return true;
-		if (!x->have_ring)
-			return false;
 		/* Without SQPOLL the enter takes every queued SQE before it
-		 * returns; it fails only for good (the ring is lost) or for
-		 * a moment (-EAGAIN: no memory for the requests).  An SQPOLL
-		 * poller takes them on its own, awake since the submit: wait
-		 * until it has (in the kernel while the SQ is full, else a
-		 * few pauses).  It needs nothing from this thread, so this is
-		 * not a wait the reaper is forbidden (docs/design.md).  Still
-		 * no room after a second: the caller takes its fallback, and
-		 * nothing of its entry was queued. */
-		int ret = xsc__uring_submit(x);
+		 * returns (xsc__uring_submit); it fails for good (the ring is
+		 * lost) or for a moment (-EAGAIN: no memory for requests).
+		 * An SQPOLL poller takes them on its own: wake it if it
+		 * sleeps, and give it the core.  It needs nothing from this
+		 * thread, so this is not a wait the reaper is forbidden
+		 * (docs/design.md).  Still no room after a second: the caller
+		 * takes its fallback, and nothing of its entry was queued. */
 		int64_t now = xsc__now();
 		if (!give_up)
 			give_up = now + 1000000000;
 		else if (now > give_up)
 			return false;
 		if (!x->sqpoll) {
-			if (ret < 0)
+			if (xsc__uring_submit(x) <= 0 && x->have_ring)
 				xsc__sys0(SYS_sched_yield);
-		} else if (x->have_ring && !io_uring_sq_space_left(&x->ring)) {
-			x->st.crossings++;
-			io_uring_sqring_wait(&x->ring);
-		} else {
-			__builtin_ia32_pause();
+			continue;
 		}
+		if (IO_URING_READ_ONCE(*x->ring.sq.kflags) & IORING_SQ_NEED_WAKEUP)
+			x->st.crossings++;
+		x->sq_ready = 0;
+		io_uring_submit(&x->ring);	/* publishes, wakes it */
+		xsc__sys0(SYS_sched_yield);
 	}
 }
 
@@ -413,7 +420,27 @@ int xsc__uring_submit(struct xsc *x)
 	    (IO_URING_READ_ONCE(*x->ring.sq.kflags) & IORING_SQ_NEED_WAKEUP))
 		x->st.crossings++;
 	ret = io_uring_submit(&x->ring);
-	x->sq_ready = 0;
+	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+		x->sq_ready = 0;
+		xsc__uring_lost(x, ret);
+		return ret;
+	}
+	if (x->sqpoll) {
+		x->sq_ready = 0;	/* published: the poller takes them */
+		return ret;
+	}
+	/* Without IORING_SETUP_SUBMIT_ALL (before 5.18) the kernel stops at
+	 * an SQE that fails before it is issued (a bad path's getname, a bad
+	 * msghdr), and the SQEs behind it stay in the SQ: no CQE would ever
+	 * come for them.  Go on while it takes some; what it refused for a
+	 * moment (-EAGAIN) stays counted, for the next submission. */
+	unsigned left = io_uring_sq_ready(&x->ring);
+	while (left && ret > 0) {
+		x->st.crossings++;
+		ret = io_uring_submit(&x->ring);
+		left = io_uring_sq_ready(&x->ring);
+	}
+	x->sq_ready = left;
 	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 		xsc__uring_lost(x, ret);
 	return ret;
@@ -561,7 +588,10 @@ int xsc__uring_wait(struct xsc *x, bool also_kick, uint32_t seen,
 		} while (xsc__now() < end);
 	}
 	if (also_kick && !x->futex_armed) {
-		if (xsc__uring_has(x, XSC_OP_FUTEX_WAIT) && xsc__sq_room(x, 1)) {
+		bool room = xsc__uring_has(x, XSC_OP_FUTEX_WAIT) && xsc__sq_room(x, 1);
+		if (!x->have_ring)
+			return 0;	/* lost making room: the caller looks again */
+		if (room) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&x->ring);
 			atomic_store(&x->owner_waiting, 1);
 			io_uring_prep_rw(XSC_OP_FUTEX_WAIT, sqe,

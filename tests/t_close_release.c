@@ -5,8 +5,9 @@
  * after the CQE: 61 of 200 closes of a FIFO's write end were seen by the
  * reader more than 1 ms late (and in a multi-call, the next open of the
  * FIFO found a writer that was closed, and did not wait for one).  200
- * rounds of each, through a handle and as the last call of a multi-call
- * [open, close]; nothing may be late at all (poll with timeout 0).
+ * rounds of each, through a handle and as a multi-call [close] (the file
+ * opened through the handle); nothing may be late at all (poll with
+ * timeout 0).
  * xsc-test: per-backend */
 #include <fcntl.h>
 #include <poll.h>

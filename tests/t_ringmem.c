@@ -7,8 +7,11 @@
  * As nobody with the default 8 MiB, handles of the runtime's size (64
  * pages) are opened until one gets no ring: at least 16 must have one
  * (8 programs of 2 kernel threads), and the one without must say which
- * limit it met and how to raise it.
- * Needs root (to become nobody) and io_uring; skips otherwise. */
+ * limit it met and how to raise it.  (The budget is nobody's, shared
+ * with every process of that user: run it alone.)
+ * Needs root (to become nobody), io_uring, and a kernel that charges
+ * rings to the limit (6.18 here does; a ring made with no limit at all
+ * says it does not); skips otherwise. */
 #include <pwd.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -36,13 +39,24 @@ static int child(void)
 	struct xsc_probe pr;
 	int n = 0;
 
-	CHECK_EQ(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	struct rlimit none = { 0, 8 << 20 };
+
+	CHECK_EQ(setrlimit(RLIMIT_MEMLOCK, &none), 0);
 	CHECK_EQ(setgid(65534), 0);
 	CHECK_EQ(setuid(65534), 0);
 	xsc_config_init(&cfg);
 	cfg.npages = 64;	/* as a kernel thread of xsc threads opens it */
 	cfg.backend = XSC_BACKEND_URING;
 	cfg.flags = XSC_QUIET | XSC_NO_ENV;
+	/* a kernel that does not charge rings to the limit: nothing to see */
+	CHECK_EQ(xsc_open(&h[0], &cfg), 0);
+	n = has_ring(h[0]);
+	CHECK_EQ(xsc_close(h[0]), 0);
+	if (n) {
+		printf("skip: this kernel does not count rings against RLIMIT_MEMLOCK\n");
+		return 77;
+	}
+	CHECK_EQ(setrlimit(RLIMIT_MEMLOCK, &rl), 0);
 	while (n < MAXH) {
 		CHECK_EQ(xsc_open(&h[n], &cfg), 0);
 		if (!has_ring(h[n]))
@@ -85,6 +99,8 @@ int main(void)
 	}
 	CHECK_EQ(waitpid(pid, &st, 0), pid);
 	CHECK(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77)
+		return 77;
 	CHECK_EQ(WEXITSTATUS(st), 0);
 	printf("ok\n");
 	return 0;

@@ -171,7 +171,7 @@ done
 # while single-threaded) each start a runtime at their second thread.
 for b in $backends; do
 	err=$tmp/tp_solo.$b.err
-	[ -f "$err" ] || continue
+	[ -f "$err" ] || { fail "tp_solo [$b]: no stderr from its run"; continue; }
 	k=$(grep -c '^xsc run: process [0-9]*: its second thread starts the runtime' "$err")
 	[ "$k" = 2 ] && pass "tp_solo [$b]: parent and child each start a runtime at their second thread" ||
 		{ fail "tp_solo [$b]: $k 'its second thread starts the runtime' lines, want 2"; show stderr "$err"; }
