@@ -249,6 +249,17 @@ static void kick_idle(struct xsc_vcpu *not)
 	}
 }
 
+/* The running fiber is about to block v in the kernel (a call run in the
+ * caller that may block): its new fibers would wait for v, which may not
+ * come back until one of them runs (a pthread_join of a thread just made,
+ * after a Landlock change sent every call to the caller: tp_sandbox hung
+ * about once in 200 runs).  An idle vcpu is woken to steal them first. */
+void xsc__rt_may_block(struct xsc_vcpu *v)
+{
+	if (atomic_load(&v->nq_len) > 0 && atomic_load(&xsc__rt.nidle) > 0)
+		kick_idle(v);
+}
+
 /* Makes f runnable on its vcpu (from any vcpu or thread). */
 static void make_ready(struct xsc_fiber *f)
 {
@@ -589,13 +600,22 @@ static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 }
 
 /* Work the loop looks for before it runs a fiber (loop()): a signal's
- * interrupt, a sandbox or credential change to apply here. */
+ * interrupt, a sandbox or credential change to apply here, another
+ * vcpu's new fibers to steal.  The last pairs with xsc__rt_may_block():
+ * a vcpu about to block pushed its new fiber, then looks for an idle
+ * vcpu to wake; this one said it is idle, then looks for new fibers
+ * (both seq_cst): one of the two sees the other. */
 static bool loop_work(struct xsc_vcpu *v)
 {
-	return atomic_load_explicit(&v->tp.intr, memory_order_relaxed) ||
-	       atomic_load_explicit(&xsc__rt.sandbox_gen, memory_order_acquire) !=
-		       v->sandbox_gen ||
-	       xsc__rt_creds_behind(v);
+	if (atomic_load_explicit(&v->tp.intr, memory_order_relaxed) ||
+	    atomic_load_explicit(&xsc__rt.sandbox_gen, memory_order_acquire) !=
+		    v->sandbox_gen ||
+	    xsc__rt_creds_behind(v))
+		return true;
+	for (int k = 1; k < xsc__rt.n; k++)
+		if (atomic_load(&xsc__rt.v[(v->id + k) % xsc__rt.n].nq_len) > 0)
+			return true;
+	return false;
 }
 
 static void idle(struct xsc_vcpu *v)

@@ -144,6 +144,9 @@ extern void (*xsc__tp_reap)(struct xsc_fiber *f);
  * interrupts; decides what an interrupted call returns (XSC_TP_RESTART:
  * issue it again, after the handlers ran) */
 extern void (*xsc__tp_scan)(struct xsc_vcpu *v);
+/* v's fiber is about to block v in a call run in the caller: an idle
+ * vcpu steals v's new fibers first (runtime.c). */
+void xsc__rt_may_block(struct xsc_vcpu *v);
 extern long (*xsc__tp_interrupted)(struct xsc_fiber *f, long nr, long r);
 #define XSC_TP_RESTART (-4096L - 1)
 

@@ -210,6 +210,8 @@ static long fiber_call(long nr, const long *a)
 			return xsc__rt_sandbox_call(v, nr, a);
 		if (nr == SYS_io_uring_enter)
 			return ring_wait(a);
+		if (xsc__may_block(&xsc__sys[nr]))
+			xsc__rt_may_block(v);
 		r = xsc__call_here(nr, (const int64_t *)a);
 		if (nr == SYS_io_uring_setup && r >= 0)
 			ring_made(r, a);
