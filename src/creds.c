@@ -14,7 +14,9 @@
  * fiber or call; a syscall thread: before its next entry; the parked
  * thread: at once, woken on the generation word).  io_uring requests
  * carry their submitter's credentials, so a ring (not SQPOLL) needs
- * nothing more.
+ * nothing more.  A fiber's Landlock domain (sched/sandbox.c) is recorded
+ * here too, as prctl(PR_SET_NO_NEW_PRIVS) and landlock_restrict_self on a
+ * duplicate of the ruleset: every kernel thread takes it the same way.
  */
 #include <errno.h>
 #include <limits.h>
@@ -96,7 +98,8 @@ void xsc__creds_apply(unsigned *have)
 		r = xsc__sys6(creds.nr[i], a0, a1, a2, 0, 0, 0);
 		if (r < 0) {
 			xsc__say("xsc: a kernel thread cannot take the program's new "
-				 "credentials (system call %ld: %s); stopping\n",
+				 "credentials or sandbox (system call %ld: %s); "
+				 "stopping\n",
 				 creds.nr[i], strerror((int)-r));
 			abort();
 		}
@@ -115,4 +118,90 @@ void xsc__creds_park(unsigned have)
 		}
 		xsc__sys6(SYS_futex, (long)&xsc__creds_gen, FUTEX_WAIT_PRIVATE, g, 0, 0, 0);
 	}
+}
+
+/* ---- one kernel thread's own changes -------------------------------------- */
+
+/* A raw set*id, setgroups or capset changes the calling kernel thread
+ * alone.  When that thread is a vcpu, the calls it routes to its syscall
+ * threads must run with the same credentials: each makes the same calls
+ * before its next entry, so a blocking call can keep going to a syscall
+ * thread instead of holding the vcpu (which stalled every fiber on it). */
+#define MAX_OWN 32
+
+struct xsc__own_creds {
+	long nr[MAX_OWN];
+	long a[MAX_OWN][3];
+	void *buf[MAX_OWN];	/* setgroups' list; capset's header + data */
+};
+
+#define CAPS_V1 0x19980330
+
+int xsc__creds_own_record(struct xsc *x, long nr, const long *a)
+{
+	unsigned gen = atomic_load(&x->own_gen);
+	void *buf = NULL;
+	size_t len = 0;
+
+	if (gen == MAX_OWN) {
+		xsc__say("xsc: more than %d credential changes of one kernel "
+			 "thread; stopping rather than run a call with the old "
+			 "ones\n", MAX_OWN);
+		abort();
+	}
+	if (!x->own && !(x->own = calloc(1, sizeof(*x->own))))
+		return -ENOMEM;
+	if (nr == SYS_setgroups && a[0] > 0)
+		len = (size_t)a[0] * sizeof(uint32_t);
+	else if (nr == SYS_capset)	/* header, then 1 (v1) or 2 data blocks */
+		len = 8 + (*(const uint32_t *)a[0] == CAPS_V1 ? 12 : 24);
+	if (len && !(buf = malloc(len)))
+		return -ENOMEM;
+	if (nr == SYS_setgroups && len)
+		memcpy(buf, (const void *)a[1], len);
+	else if (nr == SYS_capset) {
+		memcpy(buf, (const void *)a[0], 8);
+		memcpy((char *)buf + 8, (const void *)a[1], len - 8);
+	}
+	x->own->nr[gen] = nr;
+	memcpy(x->own->a[gen], a, sizeof(x->own->a[gen]));
+	x->own->buf[gen] = buf;
+	atomic_store(&x->own_gen, gen + 1);	/* release: the entry first */
+	return 0;
+}
+
+void xsc__creds_own_apply(struct xsc *x, unsigned *have)
+{
+	unsigned want = atomic_load(&x->own_gen);
+
+	for (; *have < want; (*have)++) {
+		unsigned i = *have;
+		long nr = x->own->nr[i], a0 = x->own->a[i][0], a1 = x->own->a[i][1],
+		     a2 = x->own->a[i][2], r;
+		char *buf = x->own->buf[i];
+
+		if (nr == SYS_setgroups)
+			a1 = (long)buf;
+		else if (nr == SYS_capset) {
+			a0 = (long)buf;
+			a1 = (long)(buf + 8);
+		}
+		r = xsc__sys6(nr, a0, a1, a2, 0, 0, 0);
+		if (r < 0 && nr != SYS_setfsuid && nr != SYS_setfsgid) {
+			xsc__say("xsc: a syscall thread cannot take its vcpu's new "
+				 "credentials (system call %ld: %s); stopping\n",
+				 nr, strerror((int)-r));
+			abort();
+		}
+	}
+}
+
+void xsc__creds_own_free(struct xsc *x)
+{
+	if (!x->own)
+		return;
+	for (unsigned i = 0; i < atomic_load(&x->own_gen); i++)
+		free(x->own->buf[i]);
+	free(x->own);
+	x->own = NULL;
 }

@@ -158,6 +158,7 @@ static int block(struct xsc *x);
 
 static void free_handle(struct xsc *x)
 {
+	xsc__creds_own_free(x);
 	free(x->ent);
 	free(x->slot);
 	free(x->aux);

@@ -152,6 +152,11 @@ struct xsc {
 	/* process-wide credential changes the owner thread has taken
 	 * (creds.c); its syscall threads catch up to it */
 	_Atomic unsigned creds_gen;
+	/* changes of the owner thread's own credentials, made raw by the
+	 * program (creds.c xsc__creds_own_record): its syscall threads make
+	 * them too, own_gen of them so far */
+	struct xsc__own_creds *own;
+	_Atomic unsigned own_gen;
 	bool shared;
 
 	/* owner-only bookkeeping */
@@ -246,6 +251,14 @@ unsigned xsc__creds_record(long nr, const long *a);
 /* Makes the changes from *have on on the calling thread (aborts if one
  * fails: a thread never goes on with the old credentials). */
 void xsc__creds_apply(unsigned *have);
+/* A change the owner of x made to its own credentials only (a raw set*id,
+ * setgroups or capset: one kernel thread, natively): x's syscall threads
+ * make it too, before their next entry.  Returns 0, or -ENOMEM with
+ * nothing recorded. */
+int xsc__creds_own_record(struct xsc *x, long nr, const long *a);
+/* Makes x's own changes from *have on on the calling syscall thread. */
+void xsc__creds_own_apply(struct xsc *x, unsigned *have);
+void xsc__creds_own_free(struct xsc *x);
 /* A parked thread that has taken the changes up to `have`: takes every
  * change as it is recorded; never returns. */
 void xsc__creds_park(unsigned have) __attribute__((noreturn));

@@ -132,6 +132,7 @@ struct wthread {
 	int k;			/* index in w->t; slot.worker is k + 1 */
 	int tid;		/* stored by the thread before its first run */
 	unsigned creds;		/* credential changes taken (creds.c) */
+	unsigned own;		/* ... and of its owner's own (creds.c) */
 	_Atomic uint32_t run;	/* RUN(id) | R_*, or 0; leave()'s futex */
 } __attribute__((aligned(64)));	/* the owner CASes run: no sharing */
 
@@ -273,6 +274,9 @@ static void loop(struct wthread *t)
 			 * before it queued this */
 			if (__builtin_expect(t->creds != atomic_load(&w->x->creds_gen), 0))
 				xsc__creds_apply(&t->creds);
+			/* ... or a raw change of its own (a vcpu's) */
+			if (__builtin_expect(t->own != atomic_load(&w->x->own_gen), 0))
+				xsc__creds_own_apply(w->x, &t->own);
 			atomic_fetch_sub(&w->idle, 1);
 			run(t, id);
 			atomic_fetch_add(&w->idle, 1);
@@ -404,6 +408,7 @@ static int spawn(struct xsc_workers *w)
 	t = &w->t[w->nthreads];
 	t->w = w;
 	t->creds = atomic_load(&w->x->creds_gen);	/* what it inherits */
+	t->own = atomic_load(&w->x->own_gen);
 	t->k = w->nthreads;
 	atomic_fetch_add(&w->idle, 1);	/* before it can take work */
 	ret = w->raw ? raw_spawn(t) : pthread_spawn(t);

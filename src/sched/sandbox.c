@@ -10,16 +10,20 @@
  *  - a seccomp filter is installed with TSYNC (prctl(PR_SET_SECCOMP) as
  *    the equivalent seccomp(2)), so every vcpu and syscall thread has it
  *    when the call returns;
- *  - a Landlock domain is applied by each vcpu to itself (with
- *    no_new_privs) before it runs another fiber, from a duplicate of the
- *    program's ruleset fd;
- *  - then every vcpu runs all later calls in its own thread (the inline
- *    executor: xsc__sandboxed), where the kernel checks them exactly.
+ *  - a Landlock domain is recorded with the credential changes (creds.c,
+ *    with no_new_privs and a duplicate of the program's ruleset fd): every
+ *    vcpu, syscall thread and the parked main thread applies it to itself
+ *    before it runs another call;
+ *  - then every vcpu routes its calls to syscall threads, never to
+ *    io_uring (xsc__sandboxed), where the kernel checks them exactly, and
+ *    a blocked call holds a syscall thread, not the vcpu.
  * The program's other threads get the restriction too, where natively
  * they would not: more restrictive than native, never less, said once on
  * stderr.  set*id/capset change one kernel thread's credentials as the raw
- * calls do: that vcpu runs its later calls itself (the fiber stays on its
- * vcpu); the others are other threads, unchanged, as natively.
+ * calls do: that vcpu and its syscall threads (creds.c, "own") take them
+ * and it routes its later calls to those, never to io_uring (the fiber
+ * stays on its vcpu); the others are other threads, unchanged, as
+ * natively.
  */
 #include "sched.h"
 
@@ -39,11 +43,10 @@
 
 #define MAX_CHANGES 32
 
-/* Changes every vcpu applies, in order: a Landlock ruleset to restrict
- * itself with (-1: none, the kernel synced it), the route from then on. */
+/* Routes every vcpu takes, in order, after a sandbox change (the change
+ * itself reaches each kernel thread by TSYNC or the credential log). */
 static struct {
 	uint32_t lock;
-	int fd[MAX_CHANGES];
 	int backend[MAX_CHANGES];
 	const char *why[MAX_CHANGES];
 } changes;
@@ -64,7 +67,7 @@ static void say_once(const char *what)
 }
 
 /* Records a change every vcpu must apply, and wakes them to do it. */
-static void publish(struct xsc_vcpu *v, int fd, const char *why, int backend)
+static void publish(struct xsc_vcpu *v, const char *why, int backend)
 {
 	unsigned gen;
 
@@ -75,7 +78,6 @@ static void publish(struct xsc_vcpu *v, int fd, const char *why, int backend)
 			 "than run a thread outside its sandbox\n", MAX_CHANGES);
 		abort();
 	}
-	changes.fd[gen] = fd;
 	changes.why[gen] = why;
 	changes.backend[gen] = backend;
 	atomic_store(&xsc__rt.sandbox_gen, gen + 1);
@@ -118,10 +120,18 @@ long xsc__rt_sandbox_call(struct xsc_vcpu *v, long nr, const long *a)
 		/* syscall threads have it now (TSYNC), and new ones inherit
 		 * it from their vcpu: they stay usable; io_uring does not */
 		xsc__sandboxed(v->x, "seccomp filter", XSC_BACKEND_WORKER);
-		publish(v, -1, "seccomp filter", XSC_BACKEND_WORKER);
+		publish(v, "seccomp filter", XSC_BACKEND_WORKER);
 		return r;
 	}
 	case SYS_landlock_restrict_self: {
+		/* Recorded as a credential change (creds.c): every kernel
+		 * thread of the runtime, syscall threads too, applies it to
+		 * itself before it runs another call.  The vcpus then keep
+		 * routing blocking calls to syscall threads: a call that
+		 * blocked the vcpu itself would stall every fiber on it (a
+		 * reader waiting for a writer on the same vcpu never woke). */
+		unsigned gen;
+
 		r = xsc__call_here(nr, (const int64_t *)a);
 		if (r < 0)
 			return r;
@@ -131,9 +141,13 @@ long xsc__rt_sandbox_call(struct xsc_vcpu *v, long nr, const long *a)
 				 "kernel threads (%ld); stopping\n", (long)fd);
 			abort();
 		}
+		xsc__creds_record(SYS_prctl, (const long[3]){ PR_SET_NO_NEW_PRIVS, 1, 0 });
+		gen = xsc__creds_record(SYS_landlock_restrict_self, (const long[3]){ fd, 0, 0 });
+		/* this thread has both: NO_NEW_PRIVS is set once and for all */
+		atomic_store(&v->x->creds_gen, gen);
 		say_once("Landlock");
-		xsc__sandboxed(v->x, "Landlock", XSC_BACKEND_INLINE);
-		publish(v, fd, "Landlock", XSC_BACKEND_INLINE);
+		xsc__sandboxed(v->x, "Landlock", XSC_BACKEND_WORKER);
+		publish(v, "Landlock", XSC_BACKEND_WORKER);
 		return r;
 	}
 	default:
@@ -162,9 +176,16 @@ long xsc__rt_sandbox_call(struct xsc_vcpu *v, long nr, const long *a)
 				xsc_yield();
 			return r;
 		}
-		/* credentials: this kernel thread's, as the raw call */
+		/* credentials: this kernel thread's, as the raw call; its
+		 * syscall threads make the same change (creds.c), so a
+		 * blocking call still goes to one of them: run by the vcpu
+		 * itself, it stalled every other fiber there */
 		r = xsc__call_here(nr, (const int64_t *)a);
-		if (r >= 0)
+		if (r < 0)
+			return r;
+		if (xsc__creds_own_record(v->x, nr, a) == 0)
+			xsc__sandboxed(v->x, "credentials changed", XSC_BACKEND_WORKER);
+		else
 			xsc__sandboxed(v->x, "credentials changed", XSC_BACKEND_INLINE);
 		return r;
 	}
@@ -172,19 +193,10 @@ long xsc__rt_sandbox_call(struct xsc_vcpu *v, long nr, const long *a)
 
 /* A forked child's kernel threads are made by the one that forked, and
  * inherit its seccomp filters and Landlock domain: they take the routes
- * of the changes made so far, not the changes again (a Landlock domain
- * applied once more per generation of children would soon reach the
- * kernel's limit of 16 layers). */
+ * of the changes made so far, not the changes again. */
 void xsc__sandbox_forget(void)
 {
-	unsigned gen = atomic_load(&xsc__rt.sandbox_gen);
-
 	changes.lock = 0;
-	for (unsigned i = 0; i < gen; i++)
-		if (changes.fd[i] >= 0) {
-			xsc__sys1(SYS_close, changes.fd[i]);
-			changes.fd[i] = -1;
-		}
 }
 
 void xsc__rt_creds_catch_up(struct xsc_vcpu *v)
@@ -202,16 +214,7 @@ void xsc__rt_sandbox_catch_up(struct xsc_vcpu *v)
 {
 	unsigned gen = atomic_load(&xsc__rt.sandbox_gen);
 
-	for (; v->sandbox_gen < gen; v->sandbox_gen++) {
-		int fd = changes.fd[v->sandbox_gen];
-		if (fd >= 0 &&
-		    (xsc__sys6(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0) < 0 ||
-		     xsc__sys2(SYS_landlock_restrict_self, fd, 0) < 0)) {
-			xsc__say("xsc: kernel thread %d cannot take the program's "
-				 "Landlock domain; stopping\n", v->id);
-			abort();
-		}
+	for (; v->sandbox_gen < gen; v->sandbox_gen++)
 		xsc__sandboxed(v->x, changes.why[v->sandbox_gen],
 			       changes.backend[v->sandbox_gen]);
-	}
 }
