@@ -188,6 +188,8 @@ struct xsc {
 				   when io_uring_enter fails for good
 				   (uring.c xsc__uring_lost) */
 	bool sqpoll;		/* the ring is an SQPOLL ring */
+	unsigned long barrier_flush; /* 1 + st.flushes at the last SQPOLL
+				   barrier (uring.c xsc__sqpoll_barrier) */
 	unsigned lost_mc_left;	/* multi-call SQEs the kernel never took when
 				   the ring was lost (uring.c) */
 	bool defer_tw;		/* DEFER_TASKRUN: completions post when we enter */
@@ -390,6 +392,9 @@ static inline struct io_uring_sqe *xsc__sqe(struct xsc *x, int id, int part)
 	return sqe;
 }
 int xsc__uring_submit(struct xsc *x);
+/* SQPOLL: waits until the poller has let go of the files of every
+ * request whose CQE was posted so far (before a close). */
+void xsc__sqpoll_barrier(struct xsc *x);
 /* io_uring_enter failed for good with err: entries still in the SQ go to
  * the fallback, later calls are routed around the ring (uring.c). */
 void xsc__uring_lost(struct xsc *x, int err);

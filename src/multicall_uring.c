@@ -438,6 +438,8 @@ static long run_one_sync(struct urun *u, const int64_t a[6], long nr)
 
 	e.sysno = (uint16_t)nr;
 	memcpy(e.args, a, sizeof(e.args));
+	if (u->r->x->sqpoll && xsc__sys[nr].uring.no_sqpoll)
+		xsc__sqpoll_barrier(u->r->x);	/* a close: after the poller let go */
 	u->r->x->st.crossings++;
 	return xsc__exec_sync(&e);
 }

@@ -43,6 +43,7 @@
 
 #define UD_FUTEX (~0ULL)
 #define UD_CANCEL (~1ULL)
+#define UD_BARRIER (~2ULL)	/* xsc__sqpoll_barrier's NOP */
 
 static unsigned pow2(unsigned v)
 {
@@ -371,7 +372,7 @@ void xsc__uring_retire(struct xsc *x)
 		int id = (int)(ud >> 2);
 		struct xsc_slot *s;
 
-		if (ud == UD_FUTEX || ud == UD_CANCEL)
+		if (ud == UD_FUTEX || ud == UD_CANCEL || ud == UD_BARRIER)
 			continue;	/* reserved: nobody waits for it */
 		if (!(ud & XSC_UD_MC) && (ud & XSC_UD_WAIT)) {
 			/* a readiness wait the kernel never saw: say ready,
@@ -444,6 +445,50 @@ int xsc__uring_submit(struct xsc *x)
 	if (ret < 0 && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
 		xsc__uring_lost(x, ret);
 	return ret;
+}
+
+/* An SQPOLL poller drops the file references of the requests it has
+ * completed after their CQEs: in its task work, at the end of the round
+ * that posted them.  A close right after the CQE of a read that had
+ * waited (a FIFO's end, a socket) then did not release the file: 24% of
+ * 1,000 such closes in a plain liburing program left a FIFO's reader
+ * open, and a writer's open that should have waited for a reader went
+ * on and met EPIPE (tp_fifo).  Before a close runs on its fallback, a NOP
+ * goes through the ring: once the poller has taken it, the round that
+ * posted every CQE seen so far is over (0 of 9,000 left open).  Bounded
+ * by the poller's next round.  A flush asks once (handle.c). */
+void xsc__sqpoll_barrier(struct xsc *x)
+{
+	struct io_uring_sq *sq = &x->ring.sq;
+	struct io_uring_sqe *sqe;
+	unsigned mine;
+	int64_t until;
+
+	if (!x->have_ring || !x->sqpoll)
+		return;
+	if (!xsc__sq_room(x, 1) || !x->have_ring)
+		return;
+	sqe = io_uring_get_sqe(&x->ring);
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_data64(sqe, UD_BARRIER);
+	x->sq_ready++;
+	mine = sq->sqe_tail;
+	if (xsc__uring_submit(x) < 0 || !x->have_ring)
+		return;
+	until = xsc__now() + 1000000000LL;
+	for (unsigned spins = 1; (int)(io_uring_smp_load_acquire(sq->khead) - mine) < 0; spins++) {
+		if (spins & 63) {
+			__builtin_ia32_pause();
+			continue;
+		}
+		xsc__sys0(SYS_sched_yield);	/* the poller may need this CPU */
+		if (xsc__now() > until) {
+			if (!(x->cfg.flags & XSC_QUIET))
+				xsc__say("xsc: the SQPOLL poller took no request for 1 s; "
+					 "a close goes on without waiting for it\n");
+			return;
+		}
+	}
 }
 
 static void finish_slow(struct xsc *x, int id);
@@ -528,7 +573,7 @@ int xsc__uring_reap(struct xsc *x)
 			else if (!(ud & XSC_UD_MC)) {
 				xsc__wait_done(x, ud & ~XSC_UD_WAIT, cqe->res);
 				done++;
-			} else if (ud != UD_CANCEL)
+			} else if (ud != UD_CANCEL && ud != UD_BARRIER)
 				xsc__mc_cqe(x, ud, cqe->res, cqe->flags);
 			continue;
 		}
