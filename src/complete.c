@@ -11,6 +11,9 @@
 
 #include <limits.h>
 #include <linux/futex.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/syscall.h>
@@ -45,6 +48,96 @@ void xsc__note_done_cb(struct xsc *x, int id)
 	}
 	x->cfg.done_cb(x->cfg.done_arg, id, x->ent[id].ret, x->slot[id].tag);
 	xsc__free_entry(x, id);
+}
+
+/* SIGPIPE.  write(2) into a pipe with no reader, or onto a socket that
+ * can no longer send (send*, sendmsg without MSG_NOSIGNAL; splice, tee,
+ * vmsplice and sendfile into such an fd), fails with EPIPE and sends
+ * SIGPIPE to the calling thread.  True when call nr with arguments a,
+ * failing with EPIPE, came with the signal natively.  *sends: io_uring's
+ * form of it adds MSG_NOSIGNAL itself. */
+bool xsc__sigpipe_kind(long nr, const int64_t a[6], bool *sends)
+{
+	int64_t fd, flags = 0;
+	struct stat st;
+
+	*sends = false;
+	switch (nr) {
+	case SYS_write: case SYS_writev:
+		fd = a[0];
+		break;
+	case SYS_pwritev2:	/* offset -1: the file position, as writev */
+		if (a[3] != -1)
+			return false;
+		fd = a[0];
+		break;
+	case SYS_sendto: case SYS_sendmmsg:
+		fd = a[0];
+		flags = a[3];
+		*sends = true;
+		break;
+	case SYS_sendmsg:
+		fd = a[0];
+		flags = a[2];
+		*sends = true;
+		break;
+	case SYS_splice:
+		fd = a[2];
+		break;
+	case SYS_tee:
+		fd = a[1];
+		break;
+	case SYS_vmsplice: case SYS_sendfile:
+		fd = a[0];
+		break;
+	default:
+		return false;
+	}
+	if (flags & MSG_NOSIGNAL)
+		return false;
+	/* EPIPE from anything else (a sound device's underrun) sends nothing */
+	if (xsc__sys2(SYS_fstat, fd, &st) < 0)
+		return false;
+	return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+}
+
+/* Run by another thread (a syscall thread, the SQPOLL poller, io_uring's
+ * workers) the kernel sends the signal there, where it is lost.  True
+ * when entry id failed so and the caller's own thread did not get it:
+ * the caller then raises it on itself. */
+bool xsc__sigpipe_lost(const struct xsc *x, int id, long ret)
+{
+	const struct xsc_entry *e = &x->ent[id];
+	bool sends;
+
+	if (ret != -EPIPE)
+		return false;
+	switch (x->slot[id].backend) {
+	case XSC_BACKEND_INLINE:
+		return false;	/* the caller's own thread: the kernel sent it */
+	case XSC_BACKEND_URING:
+		/* issued in the caller's task (at once, or retried by its
+		 * task work): a write's signal reached it; tee and splice
+		 * run on io_uring's workers, sends add MSG_NOSIGNAL */
+		if (!x->sqpoll && e->sysno != SYS_tee && e->sysno != SYS_splice &&
+		    xsc__sigpipe_kind(e->sysno, e->args, &sends) && !sends)
+			return false;
+		break;
+	default:
+		break;
+	}
+	return xsc__sigpipe_kind(e->sysno, e->args, &sends);
+}
+
+void xsc__note_epipe(struct xsc *x, int id)
+{
+	/* the runtime's handles: its completion callback raises it on the
+	 * fiber that made the call (sched/syscalls.c) */
+	if (x->shared || x->slot[id].tag == XSC_TAG_OWN ||
+	    !xsc__sigpipe_lost(x, id, x->ent[id].ret))
+		return;
+	/* the owner made the call: it gets the signal, as from write(2) */
+	xsc__sys3(SYS_tgkill, xsc__sys0(SYS_getpid), xsc__sys0(SYS_gettid), SIGPIPE);
 }
 
 void xsc__note_done(struct xsc *x, int id)

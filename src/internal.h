@@ -287,6 +287,14 @@ static inline void xsc__free_entry(struct xsc *x, int id)
 	x->free_ids[x->nfree++] = id;
 }
 
+/* SIGPIPE that the kernel sent to a thread other than the caller's
+ * (complete.c): true if entry id's result owes it to the caller. */
+bool xsc__sigpipe_lost(const struct xsc *x, int id, long ret);
+/* ... and whether call nr, failing with EPIPE, sends it natively. */
+bool xsc__sigpipe_kind(long nr, const int64_t a[6], bool *sends);
+/* The owner of a library handle raises it on itself. */
+void xsc__note_epipe(struct xsc *x, int id);
+
 /* Inline forms for the reapers' hot loops. */
 static inline void xsc__note_done_inl(struct xsc *x, int id)
 {
@@ -295,6 +303,8 @@ static inline void xsc__note_done_inl(struct xsc *x, int id)
 	s->noted = 1;
 	x->st.completed++;
 	x->st.by_backend[s->backend]++;
+	if (__builtin_expect(x->ent[id].ret == -EPIPE, 0))
+		xsc__note_epipe(x, id);
 	if (__builtin_expect(x->cfg.done_cb != NULL, 0))
 		xsc__note_done_cb(x, id);
 	else

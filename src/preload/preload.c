@@ -254,7 +254,25 @@ long tp_check_emulators(void)
 	return -1;
 }
 
+static long dispatch_call(long nr, const long *a, ucontext_t *uc);
+
+/* SIGPIPE: whichever kernel thread ran a write that met a closed pipe or
+ * socket got the kernel's SIGPIPE (a syscall thread, the SQPOLL poller,
+ * io_uring's workers, or a vcpu between fibers, whose copy tp_sig_tramp
+ * drops); the thread that made the call gets it here, before the call
+ * returns to it, as natively. */
 static long dispatch(long nr, const long *a, ucontext_t *uc)
+{
+	long r = dispatch_call(nr, a, uc);
+	bool sends;
+
+	if (__builtin_expect(r == -EPIPE, 0) &&
+	    xsc__sigpipe_kind(nr, (const int64_t *)a, &sends))
+		tp_raise(SIGPIPE);
+	return r;
+}
+
+static long dispatch_call(long nr, const long *a, ucontext_t *uc)
 {
 	const struct xsc_sysdef *d = xsc__sysdef(nr);
 	long r = RAW;

@@ -181,6 +181,7 @@ long tp_install(int sig, const struct kact *p);
 long tp_sigaction(const long *a, bool in_sig);
 long tp_sigprocmask(const long *a, ucontext_t *uc);
 long tp_kill(long nr, const long *a);
+long tp_raise(int sig);
 long tp_sigtimedwait(const long *a);
 long tp_sigsuspend(const long *a);
 

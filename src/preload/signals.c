@@ -370,6 +370,13 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 
 	if (sig == PREEMPT_SIG && v && preempt(v, si, uc))
 		return;
+	/* the kernel's SIGPIPE for a write a runtime thread ran (send_sig:
+	 * SI_USER from this process): the caller raises its own (preload.c
+	 * dispatch), on the right thread; this copy would run the handler
+	 * on whichever fiber the vcpu runs and interrupt its call */
+	if (sig == SIGPIPE && v && si->si_code == SI_USER &&
+	    si->si_pid == (pid_t)xsc__sys0(SYS_getpid))
+		return;
 	if (v && !v->cur && h != SIG_DFL && h != SIG_IGN && sig != PREEMPT_SIG &&
 	    hand_to_waiter(sig))
 		return;
@@ -576,6 +583,17 @@ long tp_kill(long nr, const long *a)
 	if (sig < 0 || sig > 64)
 		return -EINVAL;
 	return sig ? xsc__sys3(SYS_tgkill, xsc__sys0(SYS_getpid), host, sig) : 0;
+}
+
+/* A signal the calling fiber's own call sent it (SIGPIPE from a write
+ * that another kernel thread ran): as tgkill(2) of its own thread id. */
+long tp_raise(int sig)
+{
+	struct xsc_fiber *f = cur_fiber();
+
+	if (!f)
+		return -ESRCH;
+	return tp_kill(SYS_tgkill, (const long[3]){ xsc__sys0(SYS_getpid), f->vtid, sig });
 }
 
 /* ---- waiting for signals ----------------------------------------------------------- */

@@ -57,6 +57,8 @@ struct xsc_fiber {
 	int state;
 	bool resume_kept;		/* resumed while it still ran: its next
 					   suspend returns at once */
+	bool sigpipe;			/* its call failed with EPIPE and the
+					   SIGPIPE went to another thread */
 	struct xsc_vcpu *home;		/* where it runs once started (NULL before) */
 	_Atomic int detached;
 	_Atomic int joined;		/* a joiner exists or the fiber was detached */
