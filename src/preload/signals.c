@@ -373,8 +373,10 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 	/* the kernel's SIGPIPE for a write a runtime thread ran (send_sig:
 	 * SI_USER from this process): the caller raises its own (preload.c
 	 * dispatch), on the right thread; this copy would run the handler
-	 * on whichever fiber the vcpu runs and interrupt its call */
-	if (sig == SIGPIPE && v && si->si_code == SI_USER &&
+	 * on whichever fiber the vcpu runs and interrupt its call.  Not in
+	 * a handler of the program's: its calls run directly, on this
+	 * thread, and the signal is theirs */
+	if (sig == SIGPIPE && v && !v->tp.in_handler && si->si_code == SI_USER &&
 	    si->si_pid == (pid_t)xsc__sys0(SYS_getpid))
 		return;
 	if (v && !v->cur && h != SIG_DFL && h != SIG_IGN && sig != PREEMPT_SIG &&

@@ -5,8 +5,9 @@
  * call, the signal went there and was lost: the program saw EPIPE and
  * went on where natively it is stopped.  From a second thread, each call
  * prints its result, how many SIGPIPEs its handler saw and on which
- * thread; then with SIGPIPE blocked (it stays pending for the thread);
- * then a forked child with the default action, killed by it. */
+ * thread; a write made in a signal handler; then with SIGPIPE blocked (it
+ * stays pending for the thread); then a forked child with the default
+ * action, killed by it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,23 @@ static void on_pipe(int sig)
 	hits++;
 	if ((pid_t)syscall(SYS_gettid) != writer_tid)
 		wrong_thread++;
+}
+
+/* a write in a handler (SIGUSR1): its SIGPIPE comes during the handler */
+static volatile long in_handler_ret;
+static volatile int in_handler_hits;
+
+static void on_usr1(int sig)
+{
+	int p[2];
+
+	(void)sig;
+	if (pipe(p) != 0)
+		return;
+	close(p[0]);
+	in_handler_ret = write(p[1], "x", 1) < 0 ? -errno : 0;
+	in_handler_hits = hits;
+	close(p[1]);
 }
 
 static void report(const char *what, long r)
@@ -86,6 +104,10 @@ static void *writer(void *arg)
 	report("sendmsg, socket", sendmsg(s, &mh, 0));
 	report("send MSG_NOSIGNAL, socket", send(s, "x", 1, MSG_NOSIGNAL));
 	report("sendmsg MSG_NOSIGNAL", sendmsg(s, &mh, MSG_NOSIGNAL));
+	raise(SIGUSR1);
+	printf("write in a handler: %ld, SIGPIPEs during it %d\n", in_handler_ret,
+	       in_handler_hits);
+	report("after the handler", 0);
 
 	/* blocked: EPIPE, and SIGPIPE pending for this thread */
 	sigemptyset(&pipe_set);
@@ -114,6 +136,8 @@ int main(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_pipe;
 	sigaction(SIGPIPE, &sa, NULL);
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
 	if (pthread_create(&t, NULL, writer, NULL) != 0 || pthread_join(t, NULL) != 0)
 		return 2;
 
