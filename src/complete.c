@@ -110,7 +110,7 @@ bool xsc__sigpipe_lost(const struct xsc *x, int id, long ret)
 	const struct xsc_entry *e = &x->ent[id];
 	bool sends;
 
-	if (ret != -EPIPE)
+	if (ret != -EPIPE || !xsc__sigpipe_kind(e->sysno, e->args, &sends))
 		return false;
 	switch (x->slot[id].backend) {
 	case XSC_BACKEND_INLINE:
@@ -119,14 +119,10 @@ bool xsc__sigpipe_lost(const struct xsc *x, int id, long ret)
 		/* issued in the caller's task (at once, or retried by its
 		 * task work): a write's signal reached it; tee and splice
 		 * run on io_uring's workers, sends add MSG_NOSIGNAL */
-		if (!x->sqpoll && e->sysno != SYS_tee && e->sysno != SYS_splice &&
-		    xsc__sigpipe_kind(e->sysno, e->args, &sends) && !sends)
-			return false;
-		break;
+		return x->sqpoll || sends || e->sysno == SYS_tee || e->sysno == SYS_splice;
 	default:
-		break;
+		return true;
 	}
-	return xsc__sigpipe_kind(e->sysno, e->args, &sends);
 }
 
 void xsc__note_epipe(struct xsc *x, int id)

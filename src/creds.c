@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,8 +136,6 @@ struct xsc__own_creds {
 	void *buf[MAX_OWN];	/* setgroups' list; capset's header + data */
 };
 
-#define CAPS_V1 0x19980330
-
 int xsc__creds_own_record(struct xsc *x, long nr, const long *a)
 {
 	unsigned gen = atomic_load(&x->own_gen);
@@ -154,7 +153,7 @@ int xsc__creds_own_record(struct xsc *x, long nr, const long *a)
 	if (nr == SYS_setgroups && a[0] > 0)
 		len = (size_t)a[0] * sizeof(uint32_t);
 	else if (nr == SYS_capset)	/* header, then 1 (v1) or 2 data blocks */
-		len = 8 + (*(const uint32_t *)a[0] == CAPS_V1 ? 12 : 24);
+		len = 8 + (*(const uint32_t *)a[0] == _LINUX_CAPABILITY_VERSION_1 ? 12 : 24);
 	if (len && !(buf = malloc(len)))
 		return -ENOMEM;
 	if (nr == SYS_setgroups && len)

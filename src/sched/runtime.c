@@ -749,7 +749,8 @@ static void on_done(void *arg, int id, long ret, uint64_t tag)
 	}
 	if (!f)
 		return;
-	if (__builtin_expect(ret == -EPIPE, 0))
+	/* (in transparent mode the shim raises it: preload.c dispatch) */
+	if (__builtin_expect(ret == -EPIPE, 0) && !xsc__tp)
 		f->sigpipe = xsc__sigpipe_lost(((struct xsc_vcpu *)arg)->x, id, ret);
 	f->tp.call = 0;		/* no longer an entry to cancel (preload/signals.c) */
 	xsc__resume(f, ret);	/* kept if the fiber reaped its own call */

@@ -246,12 +246,9 @@ again:
 	ret = xsc__suspend(NULL);	/* the completion resumes us */
 	f->tp.call = 0;
 	if (__builtin_expect(f->sigpipe, 0)) {
-		/* write(2) sends it to the caller before it returns (in
-		 * transparent mode the shim raises it: preload.c) */
+		/* write(2) sends it to the caller before it returns */
 		f->sigpipe = false;
-		if (!xsc__tp)
-			xsc__sys3(SYS_tgkill, xsc__sys0(SYS_getpid), xsc__sys0(SYS_gettid),
-				  SIGPIPE);
+		xsc__sys3(SYS_tgkill, xsc__sys0(SYS_getpid), xsc__sys0(SYS_gettid), SIGPIPE);
 	}
 	if (__builtin_expect(atomic_load(&f->tp.intr) != 0, 0) && xsc__tp_interrupted) {
 		ret = xsc__tp_interrupted(f, nr, ret);
