@@ -350,6 +350,7 @@ XSC_EXPORT void xsc_thread_exit(void *ret)
 
 static void free_fiber(struct xsc_fiber *f)
 {
+	free(f->kv);
 	free(f);
 }
 
@@ -360,6 +361,8 @@ static void reap_dead(struct xsc_vcpu *v, struct xsc_fiber *f)
 	bool detached;
 
 	if (f->fs) {	/* a program's thread (transparent mode) */
+		free(f->kv);
+		f->kv = NULL;
 		xsc__tp_reap(f);
 		return;
 	}
@@ -487,12 +490,18 @@ XSC_EXPORT xsc_thread_t xsc_thread_self(void)
 
 static void (*key_dtor[XSC_MAX_KEYS])(void *);
 static _Atomic int key_used[XSC_MAX_KEYS];
+/* Each create and delete of key k moves key_gen[k] on: a value set under
+ * an earlier generation is not the key's value any more (POSIX: a new
+ * key is NULL in all threads; xsc_getspecific once returned the value a
+ * fiber had set under a deleted key of the same index). */
+static _Atomic uint32_t key_gen[XSC_MAX_KEYS];
 
 XSC_EXPORT int xsc_key_create(xsc_key_t *k, void (*dtor)(void *))
 {
 	for (int i = 0; i < XSC_MAX_KEYS; i++) {
 		int z = 0;
 		if (atomic_compare_exchange_strong(&key_used[i], &z, 1)) {
+			atomic_fetch_add(&key_gen[i], 1);
 			key_dtor[i] = dtor;
 			*k = (xsc_key_t)i;
 			return 0;
@@ -506,14 +515,25 @@ XSC_EXPORT int xsc_key_delete(xsc_key_t k)
 	if (k >= XSC_MAX_KEYS || !atomic_load(&key_used[k]))
 		return -EINVAL;
 	key_dtor[k] = NULL;
+	atomic_fetch_add(&key_gen[k], 1);
 	atomic_store(&key_used[k], 0);
 	return 0;
+}
+
+/* f's value of key k, if it was set under the key's current generation */
+static void *key_value(const struct xsc_fiber *f, unsigned k)
+{
+	const struct xsc_keyvals *kv = f->kv;
+
+	if (!kv || kv->gen[k] != atomic_load(&key_gen[k]))
+		return NULL;
+	return kv->val[k];
 }
 
 XSC_EXPORT void *xsc_getspecific(xsc_key_t k)
 {
 	struct xsc_fiber *f = xsc__cur();
-	return f && k < XSC_MAX_KEYS ? f->keys[k] : NULL;
+	return f && k < XSC_MAX_KEYS ? key_value(f, k) : NULL;
 }
 
 XSC_EXPORT int xsc_setspecific(xsc_key_t k, const void *v)
@@ -524,27 +544,32 @@ XSC_EXPORT int xsc_setspecific(xsc_key_t k, const void *v)
 		return -EPERM;
 	if (k >= XSC_MAX_KEYS || !atomic_load(&key_used[k]))
 		return -EINVAL;
-	f->keys[k] = (void *)v;
+	if (!f->kv && !(f->kv = calloc(1, sizeof(*f->kv))))
+		return -ENOMEM;
+	f->kv->gen[k] = atomic_load(&key_gen[k]);
+	f->kv->val[k] = (void *)v;
 	return 0;
 }
 
 /* As pthreads: up to 4 rounds while destructors set values again. */
 static void run_key_dtors(struct xsc_fiber *f)
 {
-	for (int round = 0; round < 4; round++) {
+	for (int round = 0; f->kv && round < 4; round++) {
 		bool again = false;
 		for (int i = 0; i < XSC_MAX_KEYS; i++) {
-			void *val = f->keys[i];
+			void *val = key_value(f, (unsigned)i);
 			void (*d)(void *) = key_dtor[i];
 			if (!val || !d)
 				continue;
-			f->keys[i] = NULL;
+			f->kv->val[i] = NULL;
 			d(val);
 			again = true;
 		}
 		if (!again)
 			break;
 	}
+	free(f->kv);
+	f->kv = NULL;
 }
 
 /* ---- the scheduler ---------------------------------------------------------- */

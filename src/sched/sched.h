@@ -43,6 +43,14 @@ struct xsc_wq {
 	void *head, *tail;
 };
 
+/* A fiber's values of the fiber-local keys, made at its first
+ * xsc_setspecific.  gen[k] is the key's generation the value was set
+ * under: a key deleted and created again reads NULL in every fiber. */
+struct xsc_keyvals {
+	void *val[XSC_MAX_KEYS];
+	uint32_t gen[XSC_MAX_KEYS];
+};
+
 struct xsc_fiber {
 	struct xsc_ctx ctx;
 	struct xsc_stack *stack;
@@ -65,7 +73,7 @@ struct xsc_fiber {
 	uint32_t join_lock;
 	struct xsc_fiber *joiner;
 	void *timed_q;			/* its timed wait's record (sync.c) */
-	void *keys[XSC_MAX_KEYS];
+	struct xsc_keyvals *kv;		/* its key values (NULL: none set) */
 	/* transparent mode (src/preload): a thread of an unmodified program */
 	uint64_t fs;			/* its thread pointer (0: not such a fiber) */
 	uint64_t sigmask;		/* its signal mask */
