@@ -162,7 +162,14 @@ int xsc_open(struct xsc **xp, const struct xsc_config *cfg);
  * and run nothing (the ring is a single-issuer ring of the owner's task;
  * the child has none of the syscall threads).  xsc_close works from
  * anywhere: in a forked child it frees the child's copy without touching
- * what the parent has in flight.
+ * what the parent has in flight.  From another thread it cancels what
+ * runs on syscall threads; requests in an io_uring ring can be cancelled
+ * by the owner alone (a single-issuer ring), so while the owner lives and
+ * such a request is in flight it returns -EBUSY and changes nothing.
+ * Once the owner has exited the kernel has cancelled them, and
+ * xsc_close frees the handle.  A ring closed by another thread while its
+ * owner lives stays in the kernel until the owner exits (its registered
+ * fd is in the owner's table, out of reach of other threads).
  *
  * A kernel behaviour to know: the kernel frees a closed io_uring ring
  * later, in a work queue, and then notifies every thread that used it

@@ -141,6 +141,7 @@ XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 	x->pend_head = 0;
 	pthread_once(&atfork_once, atfork_init);
 	x->owner = &xsc__owner_mark;
+	x->owner_tid = (int)xsc__sys0(SYS_gettid);
 	x->gen = atomic_load(&xsc__fork_gen);
 	atomic_init(&x->creds_gen, atomic_load(&xsc__creds_gen));
 	x->flush_at = x->cfg.batch_threshold ? x->cfg.batch_threshold : UINT_MAX;
@@ -180,12 +181,20 @@ static void cancel_workers(struct xsc *x)
  * nothing in flight is the child's: unmap the ring (closing the child's
  * copy of its fd) and free the memory, joining no thread.  From another
  * thread of the owner's process: what runs on syscall threads is
- * cancelled and waited for; the ring's own requests are cancelled by the
- * kernel when its fd closes (their results are not wanted any more). */
-static void close_foreign(struct xsc *x)
+ * cancelled and waited for; requests in the ring can be cancelled by its
+ * owner alone, so with some in flight and the owner alive the answer is
+ * -EBUSY and nothing changes.  Once the owner has exited, the kernel has
+ * cancelled them and dropped the ring's registration. */
+static int close_foreign(struct xsc *x)
 {
 	bool forked = x->gen != atomic_load(&xsc__fork_gen);
 
+	/* The ring is single-issuer and its registered fd sits in the
+	 * owner's table: no other thread may cancel its requests, and they
+	 * live on with the owner.  Freeing the handle under them would let a
+	 * read take data nobody gets, into a buffer that may be gone. */
+	if (!forked && x->have_ring && x->inflight_uring && xsc__owner_alive(x))
+		return -EBUSY;
 	x->npending = 0;
 	if (!forked && x->wk) {
 		while (x->inflight_worker) {
@@ -204,6 +213,15 @@ static void close_foreign(struct xsc *x)
 		xsc__fdwait_stop(x);
 	}
 	free_handle(x);
+	return 0;
+}
+
+bool xsc__owner_alive(const struct xsc *x)
+{
+	/* signal 0: -ESRCH once the thread has exited (a new thread of the
+	 * process with its id would count as alive: the safe side) */
+	return x->gen == atomic_load(&xsc__fork_gen) &&
+	       xsc__sys3(SYS_tgkill, xsc__sys0(SYS_getpid), x->owner_tid, 0) != -ESRCH;
 }
 
 /* A forked child's copy of one of the runtime's own (shared) handles. */
@@ -219,10 +237,8 @@ XSC_EXPORT int xsc_close(struct xsc *x)
 
 	if (!x)
 		return -EINVAL;
-	if (xsc__foreign(x)) {
-		close_foreign(x);
-		return 0;
-	}
+	if (xsc__foreign(x))
+		return close_foreign(x);
 	drop_pending(x);
 	if (x->have_ring)
 		xsc__uring_cancel_all(x);

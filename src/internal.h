@@ -149,6 +149,9 @@ struct xsc {
 	 * fibers that in transparent mode have TLS blocks of their own. */
 	const void *owner;
 	unsigned gen;
+	/* the kernel thread that opened it: its ring's registered index is
+	 * in that thread's table alone (uring.c ring_exit) */
+	int owner_tid;
 	/* process-wide credential changes the owner thread has taken
 	 * (creds.c); its syscall threads catch up to it */
 	_Atomic unsigned creds_gen;
@@ -364,6 +367,8 @@ long xsc__uring_register(struct xsc *x, unsigned op, void *arg, unsigned nr);
 #define XSC_FEAT_REG_REG_RING (1U << 13)		/* 6.3 */
 #define XSC_REGISTER_USE_REGISTERED_RING (1U << 31)	/* 6.3 */
 void xsc__uring_teardown(struct xsc *x);
+/* 1 when the thread that opened x still exists */
+bool xsc__owner_alive(const struct xsc *x);
 bool xsc__uring_has(struct xsc *x, unsigned op);
 struct io_uring_sqe *xsc__sqe_slow(struct xsc *x, int id, int part);
 #define XSC_MAX_PARTS 2	/* SQEs of one entry (a poll and its timeout) */

@@ -185,21 +185,36 @@ long xsc__uring_register(struct xsc *x, unsigned op, void *arg, unsigned nr)
 			 op | XSC_REGISTER_USE_REGISTERED_RING, arg, nr);
 }
 
+/* liburing's own flag (its int_flags.h, not installed): the ring fd is
+ * registered, and io_uring_queue_exit unregisters it */
+#define XSC_LIBURING_INT_FLAG_REG_RING 1
+
 /* The ring's fd was closed at setup (6.3+), or the program may have
  * closed it (daemons run close_range) and reused its number: close it
  * only if it is still the ring; else drop the registered ring through
- * its index, unmap, and close nothing. */
+ * its index, unmap, and close nothing.
+ *
+ * The registered index is one of the owner thread's table: the same
+ * number in another thread's (or a forked child's) table names another
+ * ring, which unregistering would destroy (xsc_close of a handle opened
+ * by another thread cost the caller its own second handle's ring,
+ * t_owner).  Only the owner unregisters; elsewhere the registration
+ * lives on until the owner exits or closes nothing of its own. */
 static void ring_exit(struct xsc *x)
 {
 	struct io_uring *r = &x->ring;
+	bool mine = x->gen == atomic_load(&xsc__fork_gen) &&
+		    x->owner_tid == (int)xsc__sys0(SYS_gettid);
 	struct stat st;
 
+	if (!mine)
+		r->int_flags &= (__u8)~XSC_LIBURING_INT_FLAG_REG_RING;
 	if (r->ring_fd >= 0 && xsc__sys2(SYS_fstat, r->ring_fd, &st) == 0 &&
 	    (uint64_t)st.st_dev == x->ring_dev && (uint64_t)st.st_ino == x->ring_ino) {
 		io_uring_queue_exit(r);
 		return;
 	}
-	if (x->ring_registered) {
+	if (x->ring_registered && mine) {
 		struct io_uring_rsrc_update up = { .offset = (unsigned)r->enter_ring_fd };
 		xsc__sys4(SYS_io_uring_register, r->enter_ring_fd,
 			  IORING_UNREGISTER_RING_FDS | XSC_REGISTER_USE_REGISTERED_RING,
