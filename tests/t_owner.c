@@ -230,13 +230,35 @@ int main(void)
 		alarm(10);	/* a hang is a failure, not a stuck test */
 		if (xsc_call(x, SYS_write, p[1], "child", 5) != -EBADFD)
 			_exit(3);
+		/* its own handles first: the parent's copy's registered
+		 * index is one of the child's table too */
+		struct xsc *own[2];
+		struct xsc_stats s0, s1;
+		int r = test_read_route();
+		for (int h = 0; h < 2; h++)
+			if (xsc_open(&own[h], NULL) != 0 ||
+			    xsc_call(own[h], SYS_getppid) != getppid())
+				_exit(5);
 		if (xsc_close(x) != 0)
 			_exit(4);
+		for (int h = 0; h < 2; h++) {
+			xsc_stats_get(own[h], &s0);
+			if (xsc_call(own[h], SYS_write, p[1], "c", 1) != 1 ||
+			    read(p[0], buf, 1) != 1)
+				_exit(5);
+			xsc_stats_get(own[h], &s1);
+			if ((r == XSC_BACKEND_URING || r == XSC_BACKEND_SQPOLL) &&
+			    s1.by_backend[r] != s0.by_backend[r] + 1)
+				_exit(6);
+			if (xsc_close(own[h]) != 0)
+				_exit(5);
+		}
 		_exit(0);
 	}
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "child: status %#x (3: not -EBADFD, 4: close failed, "
+			"5: its own handles failed, 6: its own ring lost, "
 			"SIGALRM: hung)\n", status);
 		return 1;
 	}
