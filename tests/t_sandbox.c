@@ -11,11 +11,14 @@
  *    call to xsc_sandbox_changed);
  *  - the same filter also denying io_uring_* (SQPOLL polls without any);
  *  - landlock_restrict_self through the handle (if the kernel has it);
- *  - setresuid(nobody) through the handle, as root.
+ *  - setresuid(nobody) through the handle, as root;
+ *  - capset dropping CAP_DAC_OVERRIDE through the handle, as root, in a
+ *    directory root does not own (mkdir then needs the capability).
  * Posted batches too, not only xsc_call.
  * xsc-test: per-backend
  * xsc-test: timeout=120 */
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
@@ -30,11 +33,12 @@
 #include "testlib.h"
 #include "xsc.h"
 
-enum how { NATIVE, VIA_SECCOMP, VIA_TSYNC, VIA_PRCTL, VIA_NO_URING, LANDLOCK, SETUID };
+enum how { NATIVE, VIA_SECCOMP, VIA_TSYNC, VIA_PRCTL, VIA_NO_URING, LANDLOCK, SETUID, CAPSET };
 static const char *const names[] = { "native filter + xsc_sandbox_changed",
 	"seccomp() through xsc", "seccomp(TSYNC) through xsc",
 	"prctl(PR_SET_SECCOMP) through xsc", "filter denying io_uring too, through xsc",
-	"landlock_restrict_self through xsc", "setresuid(nobody) through xsc" };
+	"landlock_restrict_self through xsc", "setresuid(nobody) through xsc",
+	"capset without CAP_DAC_OVERRIDE through xsc" };
 
 /* Denies mkdir/mkdirat (EPERM) and, optionally, every io_uring call. */
 static struct sock_fprog *filter(bool no_uring)
@@ -68,13 +72,13 @@ static int scenario(enum how how)
 {
 	struct xsc *x;
 	struct stat st;
-	long want = how == LANDLOCK || how == SETUID ? -EACCES : -EPERM;
+	long want = how == LANDLOCK || how == SETUID || how == CAPSET ? -EACCES : -EPERM;
 	long r = 0;
 	int ids[4];
 
 	CHECK_EQ(xsc_open(&x, NULL), 0);
 	CHECK_EQ(xsc_call(x, SYS_mkdir, "before", 0755), 0);	/* the ring works */
-	if (how != SETUID)
+	if (how != SETUID && how != CAPSET)
 		CHECK_EQ(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
 	switch (how) {
 	case NATIVE:
@@ -106,6 +110,14 @@ static int scenario(enum how how)
 	case SETUID:
 		r = xsc_call(x, SYS_setresuid, 65534, 65534, 65534);
 		break;
+	case CAPSET: {
+		struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+		struct __user_cap_data_struct d[2];
+		CHECK_EQ(syscall(SYS_capget, &h, d), 0);
+		d[0].effective &= ~(1u << CAP_DAC_OVERRIDE);
+		r = xsc_call(x, SYS_capset, &h, d);
+		break;
+	}
 	}
 	CHECK_EQ(r, 0);
 	CHECK_EQ(xsc_call(x, SYS_mkdir, "after", 0755), want);
@@ -138,16 +150,18 @@ int main(void)
 	int bad = 0;
 
 	CHECK_EQ(chmod(dir, 0755), 0);	/* root's: nobody may not write */
-	for (int how = NATIVE; how <= SETUID; how++) {
+	for (int how = NATIVE; how <= CAPSET; how++) {
 		char sub[300];
 		int st;
 
-		if (how == SETUID && geteuid() != 0) {
+		if ((how == SETUID || how == CAPSET) && geteuid() != 0) {
 			printf("%s: not root, not checked\n", names[how]);
 			continue;
 		}
 		snprintf(sub, sizeof(sub), "%s/%d", dir, how);
 		CHECK_EQ(mkdir(sub, 0755), 0);
+		if (how == CAPSET)	/* root may write in it by the capability alone */
+			CHECK_EQ(chown(sub, 65534, 65534), 0);
 		pid_t pid = fork();
 		CHECK(pid >= 0);
 		if (pid == 0) {
