@@ -3,6 +3,7 @@
  * child process: everything still runs, through the fallback, with a
  * visible reason. */
 #include <fcntl.h>
+#include <liburing.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -56,6 +57,29 @@ static int route_of(const char *backend, long nr)
 	return r;
 }
 
+/* The opcodes xsc counts are the kernel's: IORING_REGISTER_PROBE on a
+ * ring of this test's own says the same number. */
+static void check_opcodes(void)
+{
+	struct io_uring ring;
+	struct io_uring_probe *pr;
+	struct xsc_probe p;
+	struct xsc *x;
+
+	setenv("XSC_BACKEND", "uring", 1);
+	CHECK_EQ(xsc_open(&x, NULL), 0);
+	xsc_probe_get(x, &p);
+	CHECK_EQ(xsc_close(x), 0);
+	CHECK_EQ(io_uring_queue_init(4, &ring, 0), 0);
+	pr = io_uring_get_probe_ring(&ring);
+	CHECK(pr != NULL);
+	printf("opcodes: %d (the kernel's probe: %d)\n", p.nops, pr->last_op + 1);
+	CHECK_EQ(p.nops, pr->last_op + 1);
+	CHECK_GE(p.nops, 1);
+	io_uring_free_probe(pr);
+	io_uring_queue_exit(&ring);
+}
+
 /* A filter that answers EPERM for system call nr. */
 static int install_filter_nr(unsigned nr)
 {
@@ -102,8 +126,17 @@ static void sandbox_child(void)
 		CHECK(access(path, F_OK) != 0);
 		CHECK_EQ(xsc_close(x), 0);
 	}
-	setenv("XSC_SECCOMP_ALLOWS_IO_URING", "1", 1);
+	/* the handle flag says the same as the variable */
+	struct xsc_config cfg;
+	xsc_config_init(&cfg);
+	cfg.flags |= XSC_SECCOMP_URING;
 	setenv("XSC_BACKEND", "uring", 1);
+	CHECK_EQ(xsc_open(&x, &cfg), 0);
+	xsc_probe_get(x, &p);
+	CHECK_EQ(p.uring, 1);
+	CHECK_EQ(xsc_route(x, SYS_read, NULL), XSC_BACKEND_URING);
+	CHECK_EQ(xsc_close(x), 0);
+	setenv("XSC_SECCOMP_ALLOWS_IO_URING", "1", 1);
 	CHECK_EQ(xsc_open(&x, NULL), 0);
 	xsc_probe_get(x, &p);
 	CHECK_EQ(p.uring, 1);	/* the operator's word: a ring */
@@ -159,6 +192,7 @@ int main(void)
 	if (r != XSC_BACKEND_URING)
 		skip("io_uring unavailable on this machine");
 	CHECK_EQ(route_of("sqpoll", SYS_read), XSC_BACKEND_SQPOLL);
+	check_opcodes();
 	CHECK_EQ(route_of("bogus", SYS_read), XSC_BACKEND_URING);
 	/* the table's .cheap: AUTO keeps the stat family inline, a forced
 	 * backend uses its io_uring form */
