@@ -177,6 +177,22 @@ for b in $backends; do
 		{ fail "tp_solo [$b]: $k 'its second thread starts the runtime' lines, want 2"; show stderr "$err"; }
 done
 
+# XSC_START=now starts the runtime before main() (xsc bench calls uses
+# it): tp_solo then sees the vcpus at start, and no start line follows.
+b=${backends%% *}
+XSC_START=now timeout -k 5 120 "$xsc" run -v -b "$b" -- "$tpdir/tp_solo" \
+	>"$tmp/now.out" 2>"$tmp/now.err"
+rc=$?
+n=$(sed -n 's/^main: \([0-9]*\) thread(s) at start$/\1/p' "$tmp/now.out")
+k=$(grep -c 'its second thread starts the runtime' "$tmp/now.err")
+if [ "$rc" = 0 ] && [ "${n:-0}" -gt 1 ] && [ "$k" = 0 ]; then
+	pass "tp_solo XSC_START=now [$b]: $n threads at start, the runtime before main()"
+else
+	fail "tp_solo XSC_START=now [$b]: exit $rc, ${n:-no} thread(s) at start, $k start line(s)"
+	show stdout "$tmp/now.out"
+	show stderr "$tmp/now.err"
+fi
+
 # ---- many blocked threads ----------------------------------------------------------
 # 9,800 threads, half of them blocked in reads at once: more than a kernel
 # thread's syscall entries or syscall threads (which then hung the
