@@ -42,6 +42,33 @@ row mount 'not described by the table'
 row write '^  arguments:   fd pointer length$'
 row pipe2 '^  returns:     two descriptors, written to fds_out \(pipe\)'
 row accept4 '^  returns:     a descriptor \(socket\)'
+# the README's sample: fstat's row
+row fstat '^fstat \(5\): fd,out$'
+row fstat '^  io_uring:    translated; statx \+ exact conversion'
+row fstat '^  multi-call:  not linkable'
+# the route list (numbers with an io_uring form, and refused ones): the
+# route this machine and XSC_BACKEND give each
+routes() {	# routes ENV-ASSIGNMENT NR NAME ROUTE
+	local out
+	out=$(env "$1" "$xsc" info 2>/dev/null)
+	if grep -Eq "^$2 +$3 +$4 " <<<"$out"; then
+		echo "PASS $1: $3 -> $4"
+	else
+		echo "FAIL $1: no route line '$2 $3 $4'"
+		grep -E "^(nr|$2) " <<<"$out"
+		fail=1
+	fi
+}
+if grep -q '^io_uring: *available' <<<"$out"; then
+	routes XSC_BACKEND=auto 0 read uring
+	routes XSC_BACKEND=sqpoll 0 read sqpoll
+	routes XSC_BACKEND=auto 5 fstat inline
+else
+	routes XSC_BACKEND=auto 0 read worker
+fi
+routes XSC_BACKEND=worker 0 read worker
+routes XSC_BACKEND=inline 0 read inline
+routes XSC_BACKEND=worker 15 rt_sigreturn inline
 for bad in bogus 999; do
 	if "$xsc" info "$bad" >/dev/null 2>&1; then
 		echo "FAIL: xsc info $bad succeeded"; fail=1
