@@ -123,7 +123,9 @@ struct xsc_config {
 	int backend;		 /* enum xsc_backend; 0 = AUTO */
 	int syscall_cpu;	 /* core of the SQPOLL poller and workers;
 				    -1 = no pinning; 0 is a valid core, so
-				    use xsc_config_init() for defaults */
+				    use xsc_config_init() for defaults; a
+				    core outside the caller's affinity mask:
+				    xsc_open fails with -EINVAL */
 	unsigned max_workers;	 /* bound of the worker pool; 0 = 16 */
 	unsigned spin_ns;	 /* busy-wait of the owner and the syscall
 				    threads before they sleep; 0 = never

@@ -86,6 +86,20 @@ static bool valid(struct xsc *x, int id)
 
 /* ---- open and close ------------------------------------------------- */
 
+/* A syscall core must be one the caller may run on (as xsc_main's): the
+ * kernel refuses an SQPOLL poller elsewhere, and a syscall thread pinned
+ * there would fail to pin and run anywhere. */
+static bool syscall_cpu_ok(int cpu)
+{
+	cpu_set_t s;
+
+	if (cpu < 0)
+		return true;
+	if (cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(s), &s) != 0)
+		return false;
+	return CPU_ISSET(cpu, &s);
+}
+
 XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 {
 	struct xsc *x;
@@ -111,7 +125,7 @@ XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 		xsc_config_init(&x->cfg);
 	}
 	if (x->cfg.npages > MAX_PAGES || x->cfg.backend < 0 ||
-	    x->cfg.backend > XSC_BACKEND_INLINE) {
+	    x->cfg.backend > XSC_BACKEND_INLINE || !syscall_cpu_ok(x->cfg.syscall_cpu)) {
 		free(x);
 		return -EINVAL;
 	}
