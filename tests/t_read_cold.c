@@ -40,31 +40,43 @@ static unsigned char byte_at(long i)
 
 /* Opens the file with [at, at + 1 MiB) cached and the rest evicted, the
  * position at `at`.  Returns the fd, or -1 if the pages stay resident. */
+/* Opens the file with its first MiB from `at` in the page cache and some
+ * page of the 4 MiB read from `at` after it not: what a partly cached
+ * read needs.  The eviction is tried again when the kernel keeps the
+ * pages once (t_read_cold[sqpoll] failed so once in a make-test loop,
+ * with other tests loading the machine); -1 when it keeps them every
+ * time (tmpfs). */
 static int cold_from(long at)
 {
-	int fd = open(path, O_RDONLY);
 	unsigned char vec[SIZE / 4096];
-	void *m;
 	long pg = sysconf(_SC_PAGESIZE);
-	bool stays = false;
+	long end = at + 4 * MIB < SIZE ? at + 4 * MIB : SIZE;
 
-	CHECK_GE(fd, 0);
-	CHECK_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-	CHECK_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0);	/* no readahead */
-	CHECK_EQ(pread(fd, got, MIB, at), MIB);
-	m = mmap(NULL, SIZE, PROT_READ, MAP_SHARED, fd, 0);
-	CHECK(m != MAP_FAILED);
-	CHECK_EQ(mincore(m, SIZE, vec), 0);
-	for (long p = (at + MIB) / pg; p < SIZE / pg; p++)
-		if (vec[p] & 1)
-			stays = true;
-	CHECK_EQ(munmap(m, SIZE), 0);
-	CHECK_EQ(lseek(fd, at, SEEK_SET), at);
-	if (stays) {
+	for (int attempt = 0; attempt < 20; attempt++) {
+		int fd = open(path, O_RDONLY), cold = 0;
+		void *m;
+
+		CHECK_GE(fd, 0);
+		CHECK_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+		CHECK_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0);	/* no readahead */
+		CHECK_EQ(pread(fd, got, MIB, at), MIB);
+		m = mmap(NULL, SIZE, PROT_READ, MAP_SHARED, fd, 0);
+		CHECK(m != MAP_FAILED);
+		CHECK_EQ(mincore(m, SIZE, vec), 0);
+		for (long p = (at + MIB) / pg; p < end / pg; p++)
+			if (!(vec[p] & 1))
+				cold++;
+		CHECK_EQ(munmap(m, SIZE), 0);
+		CHECK_EQ(lseek(fd, at, SEEK_SET), at);
+		if (cold)
+			return fd;
 		close(fd);
-		return -1;
+		if (attempt == 0)
+			fprintf(stderr, "at %ld MiB: every page of the read stayed cached; "
+				"evicting again\n", at / MIB);
+		usleep(10000);
 	}
-	return fd;
+	return -1;
 }
 
 enum how { READ, READV, PREADV2, NHOW };
@@ -151,6 +163,9 @@ static void multicall_cases(struct xsc *x)
 		for (long at = 0; at <= 6 * MIB; at += 6 * MIB) {
 			long len = 4 * MIB, expect = at + len <= SIZE ? len : SIZE - at;
 			int fd = cold_from(at);
+			if (fd < 0)
+				skip("the page cache kept this file's pages for 200 ms "
+				     "(%s): no partly cached read", path);
 			struct xsc_mc c[2] = {
 				{ .nr = SYS_read, .args = { fd, (long)got, len } },
 				{ .nr = SYS_lseek, .args = { fd, 0, SEEK_CUR } },
@@ -176,7 +191,10 @@ static void multicall_cases(struct xsc *x)
 static int fiber_main(int argc, char **argv)
 {
 	(void)argc; (void)argv;
-	return cases(by_fiber, NULL, "fiber");
+	if (cases(by_fiber, NULL, "fiber") == 77)
+		skip("the page cache kept this file's pages for 200 ms (%s): "
+		     "no partly cached read", path);
+	return 0;
 }
 
 int main(int argc, char **argv)
