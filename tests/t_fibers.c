@@ -379,14 +379,7 @@ int main(void)
 		xsc_runtime_config_init(&cfg);
 		cfg.nthreads = (unsigned)nthreads;
 		cfg.npages = 200;	/* 12800 calls in flight: 10,000 blocked fibers */
-		int pid = fork();
-		CHECK(pid >= 0);
-		if (pid == 0)
-			_exit(xsc_main(body, 0, NULL, &cfg) == 42 && fflush(stdout) == 0 ? 0 : 1);
-		int st;
-		CHECK_EQ(waitpid(pid, &st, 0), pid);
-		CHECK(WIFEXITED(st));
-		CHECK_EQ(WEXITSTATUS(st), 0);
+		main_in_child(body, &cfg);
 	}
 	return 0;
 }

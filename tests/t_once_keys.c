@@ -145,7 +145,6 @@ int main(void)
 {
 	struct xsc_runtime_config cfg;
 	xsc_key_t k;
-	int st;
 
 	CHECK_EQ(xsc_key_create(&k, NULL), 0);
 	CHECK_EQ(xsc_setspecific(k, &k), -EPERM);	/* not a fiber */
@@ -153,13 +152,6 @@ int main(void)
 	CHECK_EQ(xsc_key_delete(k), 0);
 	xsc_runtime_config_init(&cfg);
 	cfg.nthreads = 2;
-	fflush(stdout);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0)
-		_exit(xsc_main(body, 0, NULL, &cfg) == 42 && fflush(stdout) == 0 ? 0 : 1);
-	CHECK_EQ(waitpid(pid, &st, 0), pid);
-	CHECK(WIFEXITED(st));
-	CHECK_EQ(WEXITSTATUS(st), 0);
+	main_in_child(body, &cfg);
 	return 0;
 }

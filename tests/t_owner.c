@@ -26,6 +26,7 @@
 
 #include "testlib.h"
 #include "xsc.h"
+#include "internal.h"
 
 static struct xsc *x;
 static int p[2];
@@ -78,16 +79,7 @@ static void *closer(void *arg)
 
 static int count_threads(void)
 {
-	char line[256];
-	int n = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	CHECK(f != NULL);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Threads: %d", &n) == 1)
-			break;
-	fclose(f);
-	return n;
+	return (int)xsc__status_field("Threads");
 }
 
 /* Back to fds0 descriptors and at most threads0 threads (the kernel's

@@ -151,7 +151,7 @@ int main(void)
 {
 	struct rlimit rl;
 	struct xsc_runtime_config cfg;
-	int st, route = test_read_route();
+	int route = test_read_route();
 
 	if (route == XSC_BACKEND_INLINE)	/* asked, or io_uring refused */
 		skip("inline runs each call in its kernel thread: fibers of one "
@@ -179,13 +179,7 @@ int main(void)
 	xsc_runtime_config_init(&cfg);
 	cfg.nthreads = 2;
 	cfg.stack_size = 64 * 1024;
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0)
-		_exit(xsc_main(body, 0, NULL, &cfg) == 42 && fflush(stdout) == 0 ? 0 : 1);
-	CHECK_EQ(waitpid(pid, &st, 0), pid);
-	CHECK(WIFEXITED(st));
-	CHECK_EQ(WEXITSTATUS(st), 0);
+	main_in_child(body, &cfg);
 	printf("ok (%s)\n", test_backend());
 	return 0;
 }

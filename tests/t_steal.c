@@ -115,19 +115,11 @@ static int in_main(int argc, char **argv)
 int main(void)
 {
 	cpu_set_t s;
-	int st;
 
 	CHECK_EQ(sched_getaffinity(0, sizeof(s), &s), 0);
 	if (CPU_COUNT(&s) < 2)
 		skip("one CPU allowed: nothing to steal to");
 	ncpus = CPU_COUNT(&s);
-	fflush(stdout);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0)	/* the default configuration: one per CPU, pinned */
-		_exit(xsc_main(in_main, 0, NULL, NULL) == 42 && fflush(stdout) == 0 ? 0 : 1);
-	CHECK_EQ(waitpid(pid, &st, 0), pid);
-	CHECK(WIFEXITED(st));
-	CHECK_EQ(WEXITSTATUS(st), 0);
+	main_in_child(in_main, NULL);	/* the default: one per CPU, pinned */
 	return 0;
 }

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <sys/syscall.h>
 #include <stdarg.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -139,4 +140,19 @@ long take_within(struct xsc *x, int id, double secs)
 	}
 	CHECK_EQ(xsc_release(x, id), 0);
 	return ret;
+}
+
+void main_in_child(int (*fn)(int, char **), const struct xsc_runtime_config *cfg)
+{
+	int st;
+	pid_t pid;
+
+	fflush(stdout);		/* not printed twice by the child */
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(xsc_main(fn, 0, NULL, cfg) == 42 && fflush(stdout) == 0 ? 0 : 1);
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 0);
 }

@@ -43,4 +43,8 @@ long take_within(struct xsc *x, int id, double secs);
  * fds; prints "ok (backend)". */
 struct xsc;
 void finish_handle(struct xsc *x, const int p[2], int fds0);
+/* Runs xsc_main(fn, cfg) in a forked child (one runtime per process) and
+ * fails the test unless fn returned 42 and the child exited 0. */
+struct xsc_runtime_config;
+void main_in_child(int (*fn)(int, char **), const struct xsc_runtime_config *cfg);
 #endif
