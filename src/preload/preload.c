@@ -336,6 +336,18 @@ long xsc__tp_handler_call(struct xsc_vcpu *v, long nr, const long *a)
 		if (v->cur)
 			return tp_kill(nr, a);
 		break;
+	case SYS_exit:
+		/* pthread_exit in a handler: the thread ends (glibc unwinds
+		 * into start_thread by its own jump, which handler_jump does
+		 * not see), its handlers with it; made directly, the exit
+		 * ended the vcpu's kernel thread and every fiber on it */
+		if (v->cur && !v->tp.setxid) {
+			v->tp.in_handler = 0;
+			v->tp.sigmask = ~0ULL;	/* the handler's mask: the next
+						   fiber sets its own */
+			tp_thread_exit();
+		}
+		break;
 	default:
 		break;
 	}
@@ -354,7 +366,8 @@ void tp_on_sigsys(int sig, siginfo_t *si, void *uc_)
 	(void)sig;
 	if (v && v->tp.in_handler) {
 		v->tp.sel = TP_SEL_ALLOW;
-		g[REG_RAX] = xsc__tp_handler_call(v, nr, a);
+		g[REG_RAX] = nr == SYS_rt_sigprocmask ? tp_handler_sigprocmask(a, uc) :
+			     xsc__tp_handler_call(v, nr, a);
 		*errp = saved;
 		v->tp.sel = TP_SEL_BLOCK;
 		return;

@@ -180,6 +180,8 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc);
 long tp_install(int sig, const struct kact *p);
 long tp_sigaction(const long *a, bool in_sig);
 long tp_sigprocmask(const long *a, ucontext_t *uc);
+long tp_handler_sigprocmask(const long *a, ucontext_t *uc);
+void tp_jumps_init(void);
 long tp_kill(long nr, const long *a);
 long tp_raise(int sig);
 long tp_sigtimedwait(const long *a);

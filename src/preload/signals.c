@@ -9,6 +9,8 @@
  */
 #include "shim.h"
 
+#include <setjmp.h>
+
 /* Which signals some thread of the program accepts (leaves unblocked).
  * A vcpu with no fiber to run blocks the others, as the program's threads
  * do: a process-directed signal every thread blocks stays pending for the
@@ -360,6 +362,9 @@ static bool hand_to_waiter(int sig)
 	return done;
 }
 
+static void hframe_push(struct tp_hframe *h, uintptr_t sp, unsigned char sel,
+			const ucontext_t *uc);
+
 void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 {
 	struct xsc_vcpu *v = xsc__tp ? xsc__vcpu() : NULL;
@@ -367,6 +372,7 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 	void *h = k->handler;
 	unsigned long flags = k->flags;
 	unsigned char sel = 0;
+	int depth = 0;
 
 	if (sig == PREEMPT_SIG && v && preempt(v, si, uc))
 		return;
@@ -388,7 +394,10 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 		sel = v->tp.sel;
 		if (!v->tp.vfork)	/* a vfork child's calls stay direct */
 			v->tp.sel = TP_SEL_BLOCK;
-		v->tp.in_handler++;
+		depth = v->tp.in_handler++;
+		if (depth < TP_HFRAMES)
+			hframe_push(&v->tp.hf[depth],
+				    (uintptr_t)__builtin_frame_address(0), sel, uc);
 		if (v->cur)
 			v->cur->tp.nsig++;
 	}
@@ -406,10 +415,175 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 		else
 			((void (*)(int))h)(sig);
 	}
-	if (v) {
-		v->tp.in_handler--;
+	if (v) {	/* and any handler above it that was left by a jump */
+		v->tp.in_handler = depth;
 		v->tp.sel = sel;
 	}
+}
+
+/* ---- handlers left by a jump ------------------------------------------------------ */
+
+/* A handler that siglongjmps out never returns through the trampoline,
+ * which counted it (in_handler): the thread's calls then all ran directly
+ * on the vcpu, as a handler's do, and the first blocking one held it
+ * (with one vcpu, the thread that was to answer never ran: tp_sigjmp).
+ * Each running handler is recorded with the trampoline's frame and the
+ * alternate stack it runs on; the jump functions (below) look where a
+ * jump lands, and the handlers it leaves are closed. */
+static void hframe_push(struct tp_hframe *h, uintptr_t sp, unsigned char sel,
+			const ucontext_t *uc)
+{
+	uintptr_t lo = (uintptr_t)uc->uc_stack.ss_sp;
+
+	h->sp = sp;
+	h->sel = sel;
+	h->lo = h->hi = 0;
+	if (!(uc->uc_stack.ss_flags & SS_DISABLE) && sp >= lo &&
+	    sp - lo < uc->uc_stack.ss_size) {
+		h->lo = lo;
+		h->hi = lo + uc->uc_stack.ss_size;
+	}
+}
+
+/* Whether a jump to stack pointer sp stays inside handler h: on the stack
+ * h runs on, below its trampoline. */
+static bool hframe_holds(const struct tp_hframe *h, uintptr_t sp)
+{
+	if (h->lo)
+		return sp >= h->lo && sp < h->hi && sp < h->sp;
+	return sp < h->sp;
+}
+
+/* A jump to stack pointer sp from program code on vcpu v's fiber; mask:
+ * the signal mask the jump restores, NULL if none.  Closes the handlers
+ * the jump leaves.  true: it leaves them all and lands in thread code;
+ * the mask is then set here, as the fiber's (the caller jumps without
+ * setting it again). */
+static bool handler_jump(struct xsc_vcpu *v, uintptr_t sp, const uint64_t *mask)
+{
+	struct xsc_fiber *f = v->cur;
+	int d = v->tp.in_handler, keep = d;
+	unsigned char sel;
+	uint64_t nm;
+
+	while (keep > 0 && (keep > TP_HFRAMES || !hframe_holds(&v->tp.hf[keep - 1], sp)))
+		keep--;
+	if (keep > 0 || !f) {
+		v->tp.in_handler = keep;	/* into an outer handler */
+		return false;
+	}
+	sel = v->tp.hf[0].sel;
+	/* the mask: the one saved, or the handler's, which natively stays */
+	if (mask)
+		nm = *mask;
+	else if (xsc__sys4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&nm, 8) < 0)
+		nm = f->sigmask;
+	nm &= ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+	if (nm != f->sigmask)
+		tp_account(f->sigmask, nm);
+	f->sigmask = nm;
+	v->tp.sigmask = nm;
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&nm, 0, 8);
+	v->tp.in_handler = 0;
+	/* program code: its calls go to the runtime again (a vfork child
+	 * borrowing the vcpu keeps making them directly) */
+	v->tp.sel = v->tp.vfork ? sel : TP_SEL_BLOCK;
+	return true;
+}
+
+/* The jump functions, interposed by symbol (the program's calls; glibc's
+ * own, for its cancellation, never leave a program's handler).  All four
+ * are glibc's siglongjmp underneath: the mask is restored if sigsetjmp
+ * saved it, then the registers.  When the jump leaves every handler, the
+ * mask is set by handler_jump (as the fiber's, not only the kernel
+ * thread's) and the jump is made by a copy of the buffer that saved
+ * none: from there to the landing no system call is made. */
+typedef void (*jump_fn)(struct __jmp_buf_tag *, int);
+static jump_fn real_siglongjmp, real_longjmp, real_ulongjmp, real_longjmp_chk;
+
+void tp_jumps_init(void)	/* before main(): dlsym is not for handlers */
+{
+	real_siglongjmp = (jump_fn)dlsym(RTLD_NEXT, "siglongjmp");
+	real_longjmp = (jump_fn)dlsym(RTLD_NEXT, "longjmp");
+	real_ulongjmp = (jump_fn)dlsym(RTLD_NEXT, "_longjmp");
+	real_longjmp_chk = (jump_fn)dlsym(RTLD_NEXT, "__longjmp_chk");
+}
+
+/* The stack pointer a jump buffer lands on: glibc x86-64 keeps it at
+ * JB_RSP (6), mangled with the thread's pointer guard (%fs:0x30) and
+ * rotated left by 17 (PTR_MANGLE). */
+static uintptr_t jmp_sp(const struct __jmp_buf_tag *env)
+{
+	uintptr_t m = (uintptr_t)env->__jmpbuf[6], guard;
+
+	__asm__("movq %%fs:0x30, %0" : "=r"(guard));
+	return ((m >> 17) | (m << 47)) ^ guard;
+}
+
+static _Noreturn void jump(struct __jmp_buf_tag *env, int val, jump_fn *real,
+			   const char *name)
+{
+	struct xsc_vcpu *v;
+
+	if (xsc__tp && (v = xsc__vcpu()) != NULL && v->cur && v->tp.in_handler &&
+	    real_siglongjmp) {
+		const uint64_t *mask = env->__mask_was_saved ?
+				       (const uint64_t *)&env->__saved_mask : NULL;
+		if (handler_jump(v, jmp_sp(env), mask)) {
+			struct __jmp_buf_tag copy = *env;
+			copy.__mask_was_saved = 0;
+			real_siglongjmp(&copy, val);
+		}
+	}
+	if (!*real)	/* called before main(), from a constructor */
+		*real = (jump_fn)dlsym(RTLD_NEXT, name);
+	(*real)(env, val);
+	__builtin_unreachable();
+}
+
+XSC_EXPORT void siglongjmp(sigjmp_buf env, int val)
+{
+	jump(env, val, &real_siglongjmp, "siglongjmp");
+}
+
+XSC_EXPORT void longjmp(jmp_buf env, int val)
+{
+	jump(env, val, &real_longjmp, "longjmp");
+}
+
+XSC_EXPORT void _longjmp(jmp_buf env, int val)
+{
+	jump(env, val, &real_ulongjmp, "_longjmp");
+}
+
+XSC_EXPORT void __longjmp_chk(jmp_buf env, int val)
+{
+	jump(env, val, &real_longjmp_chk, "__longjmp_chk");
+}
+
+/* rt_sigprocmask made in a handler, trapped (uc: the SIGSYS frame): the
+ * mask in force when the trap returns is the frame's; setting the kernel
+ * thread's own would be undone by the trap's sigreturn. */
+long tp_handler_sigprocmask(const long *a, ucontext_t *uc)
+{
+	uint64_t *m = (uint64_t *)&uc->uc_sigmask, cur = *m, nm = cur, set;
+
+	if (a[3] != 8)
+		return -EINVAL;
+	if (a[1]) {
+		if (xsc__ucopy_in(&set, (const void *)a[1], sizeof(set)))
+			return -EFAULT;
+		switch (a[0]) {
+		case SIG_BLOCK: nm = cur | set; break;
+		case SIG_UNBLOCK: nm = cur & ~set; break;
+		case SIG_SETMASK: nm = set; break;
+		default: return -EINVAL;
+		}
+	}
+	if (a[2] && xsc__ucopy_out((void *)a[2], &cur, sizeof(cur)))
+		return -EFAULT;
+	*m = nm & ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+	return 0;
 }
 
 long tp_install(int sig, const struct kact *p)
@@ -546,8 +720,11 @@ static bool setxid(int tid)
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
 	set_fs(tcb);
 	v->tp.setxid = true;
-	v->tp.in_handler++;
 	sel = v->tp.sel;
+	if (v->tp.in_handler < TP_HFRAMES)
+		v->tp.hf[v->tp.in_handler] = (struct tp_hframe){
+			.sp = (uintptr_t)__builtin_frame_address(0), .sel = sel };
+	v->tp.in_handler++;
 	v->tp.sel = TP_SEL_BLOCK;	/* its calls trap: in_handler() */
 	((void (*)(int, siginfo_t *, void *))k->handler)(SIGSETXID, &si, NULL);
 	v->tp.sel = sel;

@@ -472,5 +472,6 @@ XSC_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc,
 		abort();
 	}
 	tp.main = main;
+	tp_jumps_init();
 	return real(wrap_main, argc, argv, init, fini, rtld_fini, stack_end);
 }

@@ -39,11 +39,20 @@ struct xsc_tp_fiber {
  * offsets through %gs (the stub in stub_x86_64.S, gs_vcpu() in
  * shim.h): the member is first in struct xsc_vcpu, and these three
  * first in it (shim.h asserts the offsets). */
+#define TP_HFRAMES 8	/* nested handlers tracked (deeper ones: counted) */
+
 struct xsc_tp_vcpu {
 	uint64_t ret;			/* where the stub returns to: %gs:0 */
 	volatile unsigned char sel;	/* syscall user dispatch selector: %gs:8 */
 	struct xsc_vcpu *self;		/* the vcpu itself: %gs:16 */
-	int in_handler;			/* inside a program's signal handler */
+	int in_handler;			/* program signal handlers running: the
+					   depth of hf[] (signals.c) */
+	struct tp_hframe {		/* one running handler (tp_sig_tramp) */
+		uintptr_t sp;		/* the trampoline's frame: the handler's
+					   stack is below it */
+		uintptr_t lo, hi;	/* the alternate stack it runs on, if any */
+		unsigned char sel;	/* the selector to go back to */
+	} hf[TP_HFRAMES];
 	bool vfork;			/* the stub re-executes a vfork */
 	bool repin;			/* unpinned for a process clone */
 	bool setxid;			/* running glibc's setxid handler */
