@@ -309,6 +309,18 @@ long xsc__tp_call(long nr, const long *a)
 	return dispatch(nr, a, NULL);
 }
 
+/* A private futex operation that only wakes or moves waiters. */
+static bool futex_wakes(long op)
+{
+	switch (op & FUTEX_CMD_MASK) {
+	case FUTEX_WAKE: case FUTEX_WAKE_BITSET:
+	case FUTEX_REQUEUE: case FUTEX_CMP_REQUEUE:
+		return op & FUTEX_PRIVATE_FLAG;
+	default:
+		return false;
+	}
+}
+
 /* A call made in a signal handler (see tp_sig_tramp). */
 long xsc__tp_handler_call(struct xsc_vcpu *v, long nr, const long *a)
 {
@@ -335,6 +347,16 @@ long xsc__tp_handler_call(struct xsc_vcpu *v, long nr, const long *a)
 	case SYS_tkill:
 		if (v->cur)
 			return tp_kill(nr, a);
+		break;
+	case SYS_futex:
+		/* a wake (sem_post, async-signal-safe) must reach waiting
+		 * fibers, whose waits are the runtime's, not the kernel's
+		 * (handlers never run while this kernel thread holds a lock
+		 * of the runtime: signals.c, deferred).  Waits stay direct:
+		 * a wake that finds no fiber also wakes the kernel's
+		 * waiters (tp_futex) */
+		if (futex_wakes(a[1]))
+			return tp_futex(a);
 		break;
 	case SYS_exit:
 		/* pthread_exit in a handler: the thread ends (glibc unwinds

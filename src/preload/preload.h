@@ -56,18 +56,24 @@ static inline long xsc__tp_enter(struct xsc_vcpu *v, long nr, const long *a,
 }
 
 /* Entry from a libc function the library interposes (wrap.c): program
- * code on a fiber runs with the selector at BLOCK; anything else (our own
- * code, signal handlers, threads that are not vcpus, a forked child) runs
- * the call directly (a handler's trapped calls: signals.c in_handler). */
+ * code on a fiber runs with the selector at BLOCK and goes to the
+ * runtime; a program's signal handler follows the handler rules
+ * (xsc__tp_handler_call); anything else (our own code, threads that are
+ * not vcpus, a forked child) runs the call directly. */
 static inline long xsc__tp_fast(long nr, long a0, long a1, long a2, long a3,
 				long a4, long a5)
 {
 	struct xsc_vcpu *v;
 
-	if (xsc__tp && (v = xsc__vcpu()) != NULL && v->cur &&
-	    v->tp.sel == TP_SEL_BLOCK && !v->tp.in_handler) {
-		long a[6] = { a0, a1, a2, a3, a4, a5 };
-		return xsc__tp_enter(v, nr, a, &v->tp.nfast);
+	if (xsc__tp && (v = xsc__vcpu()) != NULL && v->tp.sel == TP_SEL_BLOCK &&
+	    (v->cur || v->tp.in_handler)) {
+		long a[6] = { a0, a1, a2, a3, a4, a5 }, r;
+		if (!v->tp.in_handler)
+			return xsc__tp_enter(v, nr, a, &v->tp.nfast);
+		v->tp.sel = TP_SEL_ALLOW;	/* the handler rules (signals.c) */
+		r = xsc__tp_handler_call(v, nr, a);
+		v->tp.sel = TP_SEL_BLOCK;
+		return r;
 	}
 	return xsc__sys6(nr, a0, a1, a2, a3, a4, a5);
 }

@@ -407,7 +407,9 @@ long xsc__tp_site_call(long nr, const long *a)
 	int *errp, saved;
 	long r;
 
-	if (!v || !v->cur || v->tp.sel != TP_SEL_BLOCK)
+	/* a handler's calls follow the handler rules also when it runs
+	 * between fibers (no v->cur): a process signal a vcpu took */
+	if (!v || (!v->cur && !v->tp.in_handler) || v->tp.sel != TP_SEL_BLOCK)
 		return xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	errp = &errno;
 	saved = *errp;

@@ -127,6 +127,7 @@ struct tp_state {
 	long preempt_ns;
 	int preempt_cookie;
 	_Atomic long npreempt;
+	_Atomic long ndeferred;	/* handlers deferred out of runtime locks */
 	_Atomic int wd_tid;		/* the watchdog thread (setxid) */
 	pthread_t wd_th;
 };
@@ -182,6 +183,7 @@ long tp_sigaction(const long *a, bool in_sig);
 long tp_sigprocmask(const long *a, ucontext_t *uc);
 long tp_handler_sigprocmask(const long *a, ucontext_t *uc);
 void tp_jumps_init(void);
+void tp_deferred_init(void);
 long tp_kill(long nr, const long *a);
 long tp_raise(int sig);
 long tp_sigtimedwait(const long *a);

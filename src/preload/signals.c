@@ -349,7 +349,7 @@ static bool hand_to_waiter(int sig)
 {
 	bool done = false;
 
-	if (__atomic_exchange_n(&tp.lock, 1, __ATOMIC_ACQUIRE))
+	if (!xsc__spin_trylock(&tp.lock))
 		return false;
 	for (int i = 0; i < NTID && !done; i++)
 		for (struct xsc_fiber *f = tp.tids[i]; f && !done; f = f->tp.link)
@@ -365,6 +365,85 @@ static bool hand_to_waiter(int sig)
 static void hframe_push(struct tp_hframe *h, uintptr_t sp, unsigned char sel,
 			const ucontext_t *uc);
 
+/* ---- handlers deferred out of the runtime's locks ------------------------------------ */
+
+/* A signal that lands while this kernel thread holds a runtime spinlock
+ * (nlocks, runtime.c) would run the program's handler inside the
+ * runtime's critical section; a handler that calls into the runtime
+ * (sem_post: a futex wake readies a fiber under the run queue's lock)
+ * then waits for a lock its own thread holds, for good (tp_sigpost).
+ * Natively the handler runs when the system call returns; here it runs
+ * when the last lock is released (tp_run_deferred), with the signal's
+ * own siginfo.  Until then the kernel thread blocks the signal, so that
+ * another instance stays pending in the kernel (queued, if real-time)
+ * or goes to a thread that accepts it.  Not deferred: a fault the
+ * kernel raises for the instruction itself (it would fault again). */
+static bool fault(int sig, const siginfo_t *si)
+{
+	switch (sig) {
+	case SIGSEGV: case SIGBUS: case SIGILL: case SIGFPE: case SIGTRAP:
+	case SIGSYS:
+		return si->si_code > 0;
+	default:
+		return false;
+	}
+}
+
+static void defer(struct xsc_vcpu *v, int sig, const siginfo_t *si, ucontext_t *uc)
+{
+	atomic_fetch_add_explicit(&tp.ndeferred, 1, memory_order_relaxed);
+	if (!(v->tp.deferred & SIGBIT(sig)))
+		v->tp.dsi[sig - 1] = *si;
+	v->tp.deferred |= SIGBIT(sig);
+	/* blocked from the handler's sigreturn on; v->tp.sigmask follows, so
+	 * that the next fiber's mask is set in full (run(), runtime.c) */
+	*(uint64_t *)&uc->uc_sigmask |= SIGBIT(sig);
+	v->tp.sigmask = ~0ULL;
+}
+
+/* From xsc__spin_unlock at nlocks 0: each deferred handler runs now, as
+ * the kernel would have run it, with the handler's mask added for its
+ * duration and the mask before it put back after, without defer's
+ * block. */
+static void run_deferred(struct xsc_vcpu *v)
+{
+	uint64_t bits;
+
+	while ((bits = v->tp.deferred) != 0) {
+		int sig = __builtin_ctzll(bits) + 1;
+		struct kact *k = &tp.act[sig];
+		siginfo_t si = v->tp.dsi[sig - 1];
+		uint64_t cur, hm;
+		ucontext_t uc;
+
+		v->tp.deferred &= ~SIGBIT(sig);
+		if (xsc__sys4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&cur, 8) < 0)
+			continue;
+		/* defer's block is still there unless a mask was set since
+		 * (a fiber switched in: its own mask, in full) */
+		if (v->tp.sigmask == ~0ULL)
+			cur &= ~SIGBIT(sig);
+		memset(&uc, 0, sizeof(uc));
+		*(uint64_t *)&uc.uc_sigmask = cur;
+		uc.uc_stack.ss_flags = SS_DISABLE;
+		hm = cur | k->mask;
+		if (!(k->flags & SA_NODEFER))
+			hm |= SIGBIT(sig);
+		hm &= ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&hm, 0, 8);
+		tp_sig_tramp(sig, &si, &uc);
+		cur = *(uint64_t *)&uc.uc_sigmask &
+		      ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&cur, 0, 8);
+		v->tp.sigmask = cur;
+	}
+}
+
+void tp_deferred_init(void)
+{
+	xsc__tp_deferred = run_deferred;
+}
+
 void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 {
 	struct xsc_vcpu *v = xsc__tp ? xsc__vcpu() : NULL;
@@ -376,6 +455,10 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 
 	if (sig == PREEMPT_SIG && v && preempt(v, si, uc))
 		return;
+	if (v && v->nlocks > 0 && !fault(sig, si)) {
+		defer(v, sig, si, uc);
+		return;
+	}
 	/* the kernel's SIGPIPE for a write a runtime thread ran (send_sig:
 	 * SI_USER from this process): the caller raises its own (preload.c
 	 * dispatch), on the right thread; this copy would run the handler
@@ -622,7 +705,7 @@ long tp_sigaction(const long *a, bool in_sig)
 		return act ? -EINVAL : (old ? (*old = tp.act[sig], 0) : 0);
 	/* in a handler, the code it tp_interrupted may hold the lock */
 	if (in_sig)
-		locked = !__atomic_exchange_n(&tp.lock, 1, __ATOMIC_ACQUIRE);
+		locked = xsc__spin_trylock(&tp.lock);
 	else
 		xsc__spin_lock(&tp.lock);
 	prev = tp.act[sig];

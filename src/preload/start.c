@@ -282,6 +282,7 @@ static int start(void)
 	xsc__tp_reap = tp_reap;
 	xsc__tp_scan = tp_scan;
 	xsc__tp_interrupted = tp_interrupted;
+	tp_deferred_init();
 	tp.cfg = cfg;
 	tp.fork_native = (env = getenv("XSC_FORK")) != NULL && strcmp(env, "native") == 0;
 	tp.preempt_ns = 10 * 1000000L;
@@ -341,10 +342,12 @@ static void __attribute__((destructor)) report(void)
 	}
 	xsc__say("xsc run: %ld threads as fibers, %lu calls trapped (SIGSYS), "
 		 "%lu through interposed functions, %ld tp_futex wakes passed to "
-		 "the kernel (%ld kernel waiters woken), %ld preemptions\n",
+		 "the kernel (%ld kernel waiters woken), %ld preemptions, %ld "
+		 "signal handlers deferred out of runtime locks\n",
 		 atomic_load(&tp.nthreads), (unsigned long)trap,
 		 (unsigned long)fast, atomic_load(&tp.kwakes),
-		 atomic_load(&tp.kwoken), atomic_load(&tp.npreempt));
+		 atomic_load(&tp.kwoken), atomic_load(&tp.npreempt),
+		 atomic_load(&tp.ndeferred));
 	xsc__tp_rewrite_report();
 }
 

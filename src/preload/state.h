@@ -9,6 +9,7 @@
 #ifndef XSC_PRELOAD_STATE_H
 #define XSC_PRELOAD_STATE_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -64,6 +65,9 @@ struct xsc_tp_vcpu {
 	uint64_t nsite;			/* calls through rewritten sites */
 	_Atomic int want_yield;		/* the watchdog saw one fiber run a whole
 					   tick: yield at its next call */
+	volatile uint64_t deferred;	/* signals taken while the runtime held a
+					   lock here, their handlers not run yet */
+	siginfo_t dsi[64];		/* ... and what each came with */
 };
 
 #endif

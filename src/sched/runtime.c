@@ -69,16 +69,49 @@ static inline void wrfsbase(uint64_t v)
 		xsc__sys2(SYS_arch_prctl, ARCH_SET_FS, (long)v);
 }
 
+/* The runtime's spinlocks.  A vcpu counts the ones its kernel thread
+ * holds (nlocks): a program's signal handler that ran while one was held
+ * and called into the runtime itself (sem_post's futex wake readies a
+ * fiber: the run queue's lock) spun on it for good.  Transparent mode
+ * defers such a handler until the count is back at 0 (preload/signals.c),
+ * here, when the last lock is released. */
+void (*xsc__tp_deferred)(struct xsc_vcpu *v);
+
+static inline void locks_held(int d)
+{
+	struct xsc_vcpu *v = xsc__self;
+
+	if (!v)
+		return;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	v->nlocks += d;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (d < 0 && v->nlocks == 0 && __builtin_expect(v->tp.deferred != 0, 0) &&
+	    xsc__tp_deferred)
+		xsc__tp_deferred(v);
+}
+
 void xsc__spin_lock(uint32_t *l)
 {
+	locks_held(1);
 	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
 		while (__atomic_load_n(l, __ATOMIC_RELAXED))
 			__builtin_ia32_pause();
 }
 
+bool xsc__spin_trylock(uint32_t *l)
+{
+	locks_held(1);
+	if (!__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		return true;
+	locks_held(-1);
+	return false;
+}
+
 void xsc__spin_unlock(uint32_t *l)
 {
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+	locks_held(-1);
 }
 
 /* ---- wait queues -------------------------------------------------------- */

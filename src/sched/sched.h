@@ -118,6 +118,7 @@ struct xsc_vcpu {
 	struct xsc_wq ewait;
 	uint64_t switches;
 	unsigned sandbox_gen;		/* sandbox changes applied here (sandbox.c) */
+	volatile int nlocks;		/* runtime spinlocks its kernel thread holds */
 } __attribute__((aligned(64)));
 
 struct xsc_rt {
@@ -158,6 +159,9 @@ extern void (*xsc__tp_scan)(struct xsc_vcpu *v);
  * vcpu steals v's new fibers first (runtime.c). */
 void xsc__rt_may_block(struct xsc_vcpu *v);
 extern long (*xsc__tp_interrupted)(struct xsc_fiber *f, long nr, long r);
+/* transparent mode: runs the signal handlers deferred while v's kernel
+ * thread held runtime locks (xsc__spin_unlock, at nlocks 0) */
+extern void (*xsc__tp_deferred)(struct xsc_vcpu *v);
 #define XSC_TP_RESTART (-4096L - 1)
 
 /* The vcpu running the caller, or NULL outside a vcpu.  xsc__self is
@@ -194,6 +198,7 @@ void xsc__sandbox_forget(void);
 void xsc__rt_adopt(struct xsc_fiber *f);
 
 void xsc__spin_lock(uint32_t *l);
+bool xsc__spin_trylock(uint32_t *l);	/* true: taken */
 void xsc__spin_unlock(uint32_t *l);
 
 /* Records of one size from mmap'd slabs, not malloc (pool.c says why);
