@@ -373,7 +373,7 @@ static void hframe_push(struct tp_hframe *h, uintptr_t sp, unsigned char sel,
  * (sem_post: a futex wake readies a fiber under the run queue's lock)
  * then waits for a lock its own thread holds, for good (tp_sigpost).
  * Natively the handler runs when the system call returns; here it runs
- * when the last lock is released (tp_run_deferred), with the signal's
+ * when the last lock is released (run_deferred), with the signal's
  * own siginfo.  Until then the kernel thread blocks the signal, so that
  * another instance stays pending in the kernel (queued, if real-time)
  * or goes to a thread that accepts it.  Not deferred: a fault the
