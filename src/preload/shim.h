@@ -166,6 +166,10 @@ static inline struct xsc_fiber *cur_fiber(void)
 
 /* preload.c */
 long tp_check_emulators(void);
+int tp_copy_in(void *dst, const void *usrc, size_t len);
+int tp_copy_out(void *udst, const void *src, size_t len);
+int tp_readable(struct xsc_vcpu *v, const uint32_t *u);
+void tp_maps_call(long nr, const long *a);
 void tp_on_sigsys(int sig, siginfo_t *si, void *uc_);
 
 /* signals.c */

@@ -644,29 +644,46 @@ XSC_EXPORT void __longjmp_chk(jmp_buf env, int val)
 	jump(env, val, &real_longjmp_chk, "__longjmp_chk");
 }
 
+/* The program's rt_sigprocmask(a) made by the kernel, from mask cur: the
+ * kernel reads and writes the program's pointers, so a bad one gets its
+ * -EFAULT (a change made before the old mask failed to go back stays, as
+ * natively) and a bad size or `how` its -EINVAL.  This runs in the SIGSYS
+ * handler, whose sigreturn sets the frame's mask: the kernel thread's own
+ * mask may be used so.  *nm: the mask after the call, without SIGSYS,
+ * SIGKILL and SIGSTOP; the kernel thread's mask is the kernel's result
+ * until the trap returns. */
+static long kernel_sigprocmask(const long *a, uint64_t cur, uint64_t *nm)
+{
+	const uint64_t never = SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP);
+	uint64_t after = cur, set;
+	long r;
+
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&cur, 0, 8);
+	r = xsc__sys4(SYS_rt_sigprocmask, a[0], a[1], a[2], a[3]);
+	if (a[1] && r == 0) {
+		/* the kernel read the set: so may we (one call fewer) */
+		set = *(const uint64_t *)a[1];
+		after = a[0] == SIG_BLOCK ? cur | set :
+			a[0] == SIG_UNBLOCK ? cur & ~set : set;
+	} else if (a[1] && r == -EFAULT) {	/* the set's, or the old mask's */
+		xsc__sys4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&after, 8);
+	}
+	*nm = after & ~never;
+	if (after & SIGBIT(SIGSYS))	/* the kernel keeps SIGKILL, SIGSTOP out */
+		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)nm, 0, 8);
+	return r;
+}
+
 /* rt_sigprocmask made in a handler, trapped (uc: the SIGSYS frame): the
  * mask in force when the trap returns is the frame's; setting the kernel
  * thread's own would be undone by the trap's sigreturn. */
 long tp_handler_sigprocmask(const long *a, ucontext_t *uc)
 {
-	uint64_t *m = (uint64_t *)&uc->uc_sigmask, cur = *m, nm = cur, set;
+	uint64_t *m = (uint64_t *)&uc->uc_sigmask, nm;
+	long r = kernel_sigprocmask(a, *m, &nm);
 
-	if (a[3] != 8)
-		return -EINVAL;
-	if (a[1]) {
-		if (xsc__ucopy_in(&set, (const void *)a[1], sizeof(set)))
-			return -EFAULT;
-		switch (a[0]) {
-		case SIG_BLOCK: nm = cur | set; break;
-		case SIG_UNBLOCK: nm = cur & ~set; break;
-		case SIG_SETMASK: nm = set; break;
-		default: return -EINVAL;
-		}
-	}
-	if (a[2] && xsc__ucopy_out((void *)a[2], &cur, sizeof(cur)))
-		return -EFAULT;
-	*m = nm & ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
-	return 0;
+	*m = nm;
+	return r;
 }
 
 long tp_install(int sig, const struct kact *p)
@@ -694,15 +711,18 @@ long tp_sigaction(const long *a, bool in_sig)
 	bool locked = true;
 	int sig = (int)a[0];
 	const struct kact *act = (const void *)a[1];
-	struct kact *old = (void *)a[2], prev;
+	struct kact *old = (void *)a[2], prev, k;
 	long r = 0;
 
+	/* the kernel's order: the size, the new action read, the signal,
+	 * the change, then the old action written back (-EFAULT after the
+	 * change is made) */
 	if (a[3] != 8)
 		return -EINVAL;
-	if (sig < 1 || sig > 64)
+	if (act && tp_copy_in(&k, act, sizeof(k)))
+		return -EFAULT;
+	if (sig < 1 || sig > 64 || (act && (sig == SIGKILL || sig == SIGSTOP)))
 		return -EINVAL;
-	if (sig == SIGKILL || sig == SIGSTOP)
-		return act ? -EINVAL : (old ? (*old = tp.act[sig], 0) : 0);
 	/* in a handler, the code it tp_interrupted may hold the lock */
 	if (in_sig)
 		locked = xsc__spin_trylock(&tp.lock);
@@ -714,46 +734,31 @@ long tp_sigaction(const long *a, bool in_sig)
 			warn_once(&tp.warned_sigsys, "the program's SIGSYS handler is "
 				  "recorded but not installed (interception uses SIGSYS)");
 		else
-			r = tp_install(sig, act);
+			r = tp_install(sig, &k);
 		if (r == 0)
-			tp.act[sig] = *act;
+			tp.act[sig] = k;
 	}
 	if (locked)
 		xsc__spin_unlock(&tp.lock);
-	if (r == 0 && old)
-		*old = prev;
+	if (r == 0 && old && tp_copy_out(old, &prev, sizeof(prev)))
+		return -EFAULT;
 	return r;
 }
 
 long tp_sigprocmask(const long *a, ucontext_t *uc)
 {
 	struct xsc_vcpu *v = xsc__vcpu();
-	uint64_t *m = (uint64_t *)&uc->uc_sigmask, cur = *m, nm = cur;
-	const uint64_t *set = (const void *)a[1];
-	uint64_t *old = (void *)a[2];
+	uint64_t *m = (uint64_t *)&uc->uc_sigmask, cur = *m, nm;
+	long r = kernel_sigprocmask(a, cur, &nm);
 
-	if (a[3] != 8)
-		return -EINVAL;
-	if (set) {
-		switch (a[0]) {
-		case SIG_BLOCK: nm = cur | *set; break;
-		case SIG_UNBLOCK: nm = cur & ~*set; break;
-		case SIG_SETMASK: nm = *set; break;
-		default: return -EINVAL;
-		}
-	}
-	if (old)
-		*old = cur;
-	nm &= ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+	/* in force now (kernel_sigprocmask) and after the handler's sigreturn */
 	if (nm != cur) {
-		/* in force now and after the handler's sigreturn */
 		*m = nm;
 		tp_account(cur, nm);
 		v->cur->sigmask = nm;
-		v->tp.sigmask = nm;
-		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &nm, 0, 8);
 	}
-	return 0;
+	v->tp.sigmask = nm;
+	return r;
 }
 
 /* glibc's set*id (setuid(3) and its kin) signals every thread in its list

@@ -68,6 +68,9 @@ struct xsc_tp_vcpu {
 	volatile uint64_t deferred;	/* signals taken while the runtime held a
 					   lock here, their handlers not run yet */
 	siginfo_t dsi[64];		/* ... and what each came with */
+	uintptr_t okpage[16];		/* pages a futex word was read on (preload.c,
+					   tp_readable), valid while ... */
+	uint64_t okepoch;		/* ... tp_map_epoch is this */
 };
 
 #endif

@@ -253,24 +253,42 @@ static int to_mono(const struct timespec *ts, bool absolute, bool realtime,
 
 long tp_futex(const long *a)
 {
-	uint32_t *u = (uint32_t *)a[0];
+	uint32_t *u = (uint32_t *)a[0], word;
 	int op = (int)a[1], cmd = op & FUTEX_CMD_MASK;
 	bool rt = op & FUTEX_CLOCK_REALTIME;
-	const struct timespec *ts = (const void *)a[3];
-	struct timespec abs;
+	const struct timespec *uts = (const void *)a[3];
+	struct timespec ts, abs;
 	uint32_t val3 = (uint32_t)a[5];
 	int ret;
 
+	/* the kernel's checks, in its order: the timeout read and checked,
+	 * the bitset, the word's alignment, then the word read */
 	switch (cmd) {
 	case FUTEX_WAIT:
 	case FUTEX_WAIT_BITSET:
-		if (ts) {
-			ret = to_mono(ts, cmd == FUTEX_WAIT_BITSET, rt, &abs);
+		if (uts) {
+			if (tp_copy_in(&ts, uts, sizeof(ts)))
+				return -EFAULT;
+			ret = to_mono(&ts, cmd == FUTEX_WAIT_BITSET, rt, &abs);
 			if (ret < 0)
 				return ret;
 		}
-		return xsc__futex_wait(u, (uint32_t)a[2], ts ? &abs : NULL,
+		if (cmd == FUTEX_WAIT_BITSET && !val3)
+			return -EINVAL;
+		if ((uintptr_t)u % sizeof(*u))
+			return -EINVAL;
+		if (tp_readable(xsc__vcpu(), u))
+			return -EFAULT;
+		return xsc__futex_wait(u, (uint32_t)a[2], uts ? &abs : NULL,
 				       cmd == FUTEX_WAIT ? ~0u : val3);
+	default:
+		break;
+	}
+	if ((uintptr_t)u % sizeof(*u))
+		return -EINVAL;
+	if ((cmd == FUTEX_REQUEUE || cmd == FUTEX_CMP_REQUEUE) && a[4] % sizeof(*u))
+		return -EINVAL;
+	switch (cmd) {
 	case FUTEX_WAKE:
 	case FUTEX_WAKE_BITSET:
 		ret = (int)xsc__futex_wake(u, (int)a[2], cmd == FUTEX_WAKE ? ~0u : val3);
@@ -291,6 +309,8 @@ long tp_futex(const long *a)
 	case FUTEX_REQUEUE:
 		return xsc__futex_requeue(u, (int)a[2], (int)a[3], (uint32_t *)a[4], NULL);
 	case FUTEX_CMP_REQUEUE:
+		if (tp_copy_in(&word, u, sizeof(word)))
+			return -EFAULT;
 		return xsc__futex_requeue(u, (int)a[2], (int)a[3], (uint32_t *)a[4], &val3);
 	default:
 		warn_once(&tp.warned_futex, "tp_futex operation not emulated "
