@@ -337,6 +337,7 @@ static int raw_spawn(struct wthread *t)
 	long m = xsc__sys6(SYS_mmap, 0, RAW_MAP, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	unsigned long *tcb, *cur;
+	uint64_t all = ~0ULL, old;
 	long ret;
 
 	if (m < 0 && m > -4096)
@@ -349,11 +350,19 @@ static int raw_spawn(struct wthread *t)
 	tcb[0] = tcb[2] = (unsigned long)tcb;	/* tcb->tcb, tcb->self */
 	tcb[1] = 0;				/* no dtv: no dynamic TLS */
 	atomic_store(&t->raw.ctid, 1);
+	/* A thread starts with its creator's signal mask, which here may be
+	 * a fiber's: a process signal that landed before raw_main blocks
+	 * them ran the program's handler on this thread, outside the
+	 * runtime (under xsc run its sem_post's futex wake went to the
+	 * kernel and the waiting fiber slept for good: tp_sigpost, about
+	 * one run in 50 under load).  Blocked from birth instead. */
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8);
 	ret = xsc__clone_thread(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
 				CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
 				CLONE_CHILD_CLEARTID,
 				t->raw.map + RAW_MAP, NULL, (int *)&t->raw.ctid,
 				(unsigned long)tcb, raw_main, t);
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8);
 	if (ret < 0) {
 		xsc__sys2(SYS_munmap, t->raw.map, RAW_MAP);
 		t->raw.map = NULL;
@@ -377,9 +386,13 @@ static int pthread_spawn(struct wthread *t)
 {
 	struct xsc_workers *w = t->w;
 	pthread_attr_t attr;
+	sigset_t all;
 	int ret;
 
+	/* every signal blocked from birth, as in raw_spawn */
+	sigfillset(&all);
 	pthread_attr_init(&attr);
+	pthread_attr_setsigmask_np(&attr, &all);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	if (w->x->cfg.syscall_cpu >= 0) {
 		cpu_set_t cpus;
