@@ -63,6 +63,9 @@
 #define RSEQ_SIG 0x53053053
 #define KEEP_REGS LONG_MIN	/* dispatch result: registers already set */
 #define SIGBIT(s) (1ULL << ((s) - 1))
+/* never in a thread's mask: SIGKILL and SIGSTOP cannot be blocked, and
+ * SIGSYS carries the interception */
+#define TP_NEVER_BLOCKED (SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP))
 #define SIGCANCEL 32		/* glibc's internal cancellation signal */
 #define SIGSETXID 33		/* glibc's: every thread makes a set*id call */
 #define PREEMPT_SIG SIGURG	/* preemption (signals.c) */

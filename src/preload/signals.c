@@ -43,7 +43,7 @@ void tp_idle_mask(bool tighter)
 	for (int s = 1; s <= 64; s++)
 		if (!atomic_load(&tp_accepting[s]))
 			m |= SIGBIT(s);
-	atomic_store(&xsc__tp_idlemask, m & ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP)));
+	atomic_store(&xsc__tp_idlemask, m & ~TP_NEVER_BLOCKED);
 	xsc__spin_unlock(&tp_mask_lock);
 	if (tighter)	/* sleeping vcpus take the new mask */
 		for (int i = 0; i < xsc__rt.n; i++)
@@ -429,11 +429,10 @@ static void run_deferred(struct xsc_vcpu *v)
 		hm = cur | k->mask;
 		if (!(k->flags & SA_NODEFER))
 			hm |= SIGBIT(sig);
-		hm &= ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+		hm &= ~TP_NEVER_BLOCKED;
 		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&hm, 0, 8);
 		tp_sig_tramp(sig, &si, &uc);
-		cur = *(uint64_t *)&uc.uc_sigmask &
-		      ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+		cur = *(uint64_t *)&uc.uc_sigmask & ~TP_NEVER_BLOCKED;
 		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&cur, 0, 8);
 		v->tp.sigmask = cur;
 	}
@@ -561,7 +560,7 @@ static bool handler_jump(struct xsc_vcpu *v, uintptr_t sp, const uint64_t *mask)
 		nm = *mask;
 	else if (xsc__sys4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&nm, 8) < 0)
 		nm = f->sigmask;
-	nm &= ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+	nm &= ~TP_NEVER_BLOCKED;
 	if (nm != f->sigmask)
 		tp_account(f->sigmask, nm);
 	f->sigmask = nm;
@@ -654,7 +653,6 @@ XSC_EXPORT void __longjmp_chk(jmp_buf env, int val)
  * until the trap returns. */
 static long kernel_sigprocmask(const long *a, uint64_t cur, uint64_t *nm)
 {
-	const uint64_t never = SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP);
 	uint64_t after = cur, set;
 	long r;
 
@@ -668,7 +666,7 @@ static long kernel_sigprocmask(const long *a, uint64_t cur, uint64_t *nm)
 	} else if (a[1] && r == -EFAULT) {	/* the set's, or the old mask's */
 		xsc__sys4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&after, 8);
 	}
-	*nm = after & ~never;
+	*nm = after & ~TP_NEVER_BLOCKED;
 	if (after & SIGBIT(SIGSYS))	/* the kernel keeps SIGKILL, SIGSTOP out */
 		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)nm, 0, 8);
 	return r;
@@ -1022,7 +1020,7 @@ long tp_sigsuspend(const long *a)
 		if (xsc__ucopy_in(&nm, (const void *)a[0], sizeof(nm)))
 			return -EFAULT;
 	}
-	nm &= ~(SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+	nm &= ~TP_NEVER_BLOCKED;
 	/* while it waits, the signals it accepts are its own to take: idle
 	 * vcpus must not take them for it, and one that still does (its mask
 	 * predates this) hands it over (hand_to_waiter) */
