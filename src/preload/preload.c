@@ -125,11 +125,12 @@ int tp_copy_out(void *udst, const void *src, size_t len)
 	return 0;
 }
 
-/* A futex word: read on every wait, where a probe per wait would cost a
- * system call on the path that exists to avoid them (a semaphore ping-pong
- * between two threads took 1.3-1.7 us a round instead of 0.9-1.0).  So a
- * vcpu remembers the pages it found readable until the program next makes
- * a call that can take memory away (tp_maps_call): 0, or -EFAULT. */
+/* A futex word: read on every wait and compare-requeue, where a probe
+ * each time would cost a system call on the path that exists to avoid
+ * them (a semaphore ping-pong between two threads took 1.3-1.7 us a round
+ * instead of 0.9-1.0).  So a vcpu remembers the pages it found readable
+ * until the program next makes a call that can take memory away
+ * (tp_maps_call): 0, or -EFAULT. */
 static _Atomic uint64_t tp_map_epoch = 1;
 
 int tp_readable(struct xsc_vcpu *v, const uint32_t *u)

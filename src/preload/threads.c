@@ -253,7 +253,7 @@ static int to_mono(const struct timespec *ts, bool absolute, bool realtime,
 
 long tp_futex(const long *a)
 {
-	uint32_t *u = (uint32_t *)a[0], word;
+	uint32_t *u = (uint32_t *)a[0];
 	int op = (int)a[1], cmd = op & FUTEX_CMD_MASK;
 	bool rt = op & FUTEX_CLOCK_REALTIME;
 	const struct timespec *uts = (const void *)a[3];
@@ -309,7 +309,7 @@ long tp_futex(const long *a)
 	case FUTEX_REQUEUE:
 		return xsc__futex_requeue(u, (int)a[2], (int)a[3], (uint32_t *)a[4], NULL);
 	case FUTEX_CMP_REQUEUE:
-		if (tp_copy_in(&word, u, sizeof(word)))
+		if (tp_readable(xsc__vcpu(), u))
 			return -EFAULT;
 		return xsc__futex_requeue(u, (int)a[2], (int)a[3], (uint32_t *)a[4], &val3);
 	default:
