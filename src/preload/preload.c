@@ -189,12 +189,12 @@ static long em_clone3(long nr, const long *a, ucontext_t *uc)
 	if (size > PAGE)
 		return -E2BIG;
 	if (size > sizeof(args)) {	/* a newer block: the rest must be zero */
-		unsigned char rest[PAGE];
+		const unsigned char *rest = (const unsigned char *)a[0] + sizeof(args);
 		size_t n = size - sizeof(args);
 
-		if (tp_copy_in(rest, (const char *)a[0] + sizeof(args), n))
+		if (probe((uintptr_t)rest, n, false))
 			return -EFAULT;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++)	/* in place: no page on the stack */
 			if (rest[i])
 				return -E2BIG;
 	}

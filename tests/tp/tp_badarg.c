@@ -234,6 +234,9 @@ static void *calls(void *arg)
 	buf[11] = 1;	/* past the fields this kernel knows */
 	expect("clone3: size 96, not zero past the known fields",
 	       syscall(SYS_clone3, buf, 96), -E2BIG);
+	memset(edge - 88, 0, 88);	/* the known fields, the rest unreadable */
+	expect("clone3: size 96, past the known fields no access",
+	       syscall(SYS_clone3, edge - 88, 96), -EFAULT);
 	return NULL;
 }
 
