@@ -38,6 +38,15 @@ void xsc__say(const char *fmt, ...)
 		xsc__sys3(SYS_write, 2, buf, n);
 }
 
+void xsc__attr_blocked(pthread_attr_t *attr)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_attr_init(attr);
+	pthread_attr_setsigmask_np(attr, &all);
+}
+
 /* ---- completion bookkeeping ------------------------------------------ */
 
 void xsc__note_done_cb(struct xsc *x, int id)

@@ -166,16 +166,13 @@ int xsc__fdwait_start(struct xsc *x)
 	struct xsc_fdwait *f = map(sizeof(*f));
 	struct epoll_event ev = { .events = EPOLLIN };
 	pthread_attr_t attr;
-	sigset_t all;
 
 	if (!f)
 		return -ENOMEM;
 	/* the program's signals are not for this thread: one it sent to
 	 * the process would otherwise be taken here (and kill it, for a
 	 * signal with the default action that every thread blocks) */
-	sigfillset(&all);
-	pthread_attr_init(&attr);
-	pthread_attr_setsigmask_np(&attr, &all);
+	xsc__attr_blocked(&attr);
 	pthread_mutex_init(&f->lock, NULL);
 	f->x = x;
 	f->epfd = xsc__fd_aside((int)xsc__sys1(SYS_epoll_create1, EPOLL_CLOEXEC));

@@ -445,6 +445,10 @@ int xsc__worker_wait(struct xsc *x, uint32_t seen, int64_t timeout_ns);
 int xsc__worker_cancel(struct xsc *x, int id);
 /* One line on stderr with write(2), never stdio (handle.c). */
 void xsc__say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A new pthread attr whose thread starts with every signal blocked (glibc
+ * keeps its own two open): a runtime thread takes none of the program's
+ * signals, not even before it sets its own mask (complete.c). */
+void xsc__attr_blocked(pthread_attr_t *attr);
 
 /* Wake word (handle.c): any thread may kick the owner out of a wait. */
 void xsc__kick(struct xsc *x);

@@ -386,13 +386,10 @@ static int pthread_spawn(struct wthread *t)
 {
 	struct xsc_workers *w = t->w;
 	pthread_attr_t attr;
-	sigset_t all;
 	int ret;
 
 	/* every signal blocked from birth, as in raw_spawn */
-	sigfillset(&all);
-	pthread_attr_init(&attr);
-	pthread_attr_setsigmask_np(&attr, &all);
+	xsc__attr_blocked(&attr);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	if (w->x->cfg.syscall_cpu >= 0) {
 		cpu_set_t cpus;

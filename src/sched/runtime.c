@@ -1009,10 +1009,23 @@ static void report_routes(void)
 }
 
 /* Starts v on a thread of its own: each vcpu opens its own handle (and
- * ring: single issuer) on its own thread; waits until it has. */
+ * ring: single issuer) on its own thread; waits until it has.  In
+ * transparent mode it starts with every signal blocked: until its first
+ * fiber or its first idle wait sets its mask (run(), idle()), a signal
+ * it took would run the program's handler with no vcpu to run it on
+ * (xsc__self not set yet: natively, on a thread of the runtime's).  With
+ * the xsc threads API it has its creator's mask, as a new thread does. */
 static int vcpu_spawn(struct xsc_vcpu *v)
 {
-	int ret = -pthread_create(&v->th, NULL, vcpu_thread, v);
+	pthread_attr_t attr;
+	int ret;
+
+	if (xsc__tp)
+		xsc__attr_blocked(&attr);
+	else
+		pthread_attr_init(&attr);
+	ret = -pthread_create(&v->th, &attr, vcpu_thread, v);
+	pthread_attr_destroy(&attr);
 
 	if (ret)
 		return ret;
