@@ -87,6 +87,7 @@ struct clone_args_k {
 };
 
 #define NTID 1024
+#define TP_NHANDED 32	/* process signals handed over, not yet raised */
 
 _Static_assert(offsetof(struct xsc_vcpu, tp.ret) == 0, "stub reads %gs:0");
 _Static_assert(offsetof(struct xsc_vcpu, tp.sel) == 8, "stub writes %gs:8");
@@ -116,6 +117,14 @@ struct tp_state {
 	_Atomic long kwakes, kwoken;	/* futex wakes passed on to the kernel */
 	int tkill_code;			/* the si_code this kernel gives tgkill */
 	_Atomic uint64_t stray;		/* handled outside any thread (scan) */
+	/* process signals a vcpu between fibers took and handed to a thread
+	 * (signals.c, hand_to_thread), until that thread raises them: f is
+	 * NULL in a free slot.  Under lock. */
+	struct tp_handed {
+		struct xsc_fiber *f;
+		siginfo_t si;
+	} handed[TP_NHANDED];
+	_Atomic long nhanded, nunhanded;	/* handed; run on a vcpu instead */
 	struct xsc_runtime_config cfg;	/* as the runtime was started */
 	bool fork_native;		/* XSC_FORK=native: children run natively */
 	bool solo;			/* one thread: native until the second
@@ -183,6 +192,7 @@ void tp_idle_mask(bool tighter);
 void tp_scan(struct xsc_vcpu *v);
 long tp_interrupted(struct xsc_fiber *f, long nr, long r);
 int tp_tid_post(int vtid, int sig);
+void tp_handed_forget(struct xsc_fiber *f);	/* NULL: all */
 void tp_watch(void);
 void tp_sig_tramp(int sig, siginfo_t *si, void *uc);
 long tp_install(int sig, const struct kact *p);

@@ -195,31 +195,161 @@ int tp_tid_post(int vtid, int sig)
 	return found;
 }
 
-/* Raises the signals other threads sent to the running fiber. */
+/* ---- process signals taken by a vcpu between fibers -------------------------------- */
+
+/* A vcpu with no fiber to run is the kernel thread that takes most
+ * process-directed signals (kill, alarm, a child's SIGCHLD): the program's
+ * threads wait in calls the runtime runs, not in the kernel.  Its handler
+ * ran there, on no thread of the program's: gettid() gave the vcpu's
+ * kernel thread id, thread-local variables were the vcpu's, and the EINTR
+ * that followed (tp_scan) went to a thread whose handler never ran
+ * (tp_sigthread: every one of 500 handlers, 2026-11-26).  The kernel would
+ * have delivered it to one of the program's threads that does not block
+ * it; so does the vcpu now: it hands the signal, with its siginfo, to such
+ * a thread that waits in a call a signal interrupts, and interrupts the
+ * call.  That thread raises it on its own kernel thread
+ * (rt_tgsigqueueinfo, the siginfo as it came) before its call returns
+ * (tp_interrupted): the handler runs on it, then the call fails with
+ * EINTR or restarts, as natively.  A standard signal already handed and
+ * not yet raised merges with it, as a pending one does in the kernel.
+ * When no such thread waits (every one runs program code, or waits in a
+ * futex or a sleep, which the runtime does not interrupt), or TP_NHANDED
+ * are already waiting to be raised, the handler still runs on the vcpu
+ * (tp.nunhanded counts it; XSC_VERBOSE prints it).  Thread-directed
+ * signals (tgkill) are the vcpu's own and never handed. */
+/* The thread signal sig would be handed to, and a free slot for it in
+ * *slot (tp.lock held).  NULL if none: *slot is then MERGED when a
+ * standard sig is handed already, NO_SLOT when every slot is taken. */
+enum { MERGED = -1, NO_SLOT = -2 };
+
+static struct xsc_fiber *hand_pick_locked(int sig, int *slot)
+{
+	struct xsc_fiber *to = NULL;
+
+	*slot = NO_SLOT;
+	for (int i = 0; i < TP_NHANDED; i++) {
+		struct xsc_fiber *f = tp.handed[i].f;
+		if (!f)
+			*slot = *slot < 0 ? i : *slot;
+		else if (!is_rt(sig) && tp.handed[i].si.si_signo == sig) {
+			*slot = MERGED;
+			return NULL;
+		}
+	}
+	for (int i = 0; i < NTID && *slot >= 0; i++)
+		for (struct xsc_fiber *f = tp.tids[i]; f; f = f->tp.link) {
+			if (!f->tp.call || !f->home || !interruptible(f->tp.call_nr) ||
+			    (f->sigmask & SIGBIT(sig)) || f->tp.takes || f->tp.wait_fd)
+				continue;
+			to = f;
+			if (!atomic_load(&f->tp.intr))
+				return f;	/* one not being interrupted yet */
+		}
+	return to;
+}
+
+/* Hands sig to fiber f in slot (tp.lock held). */
+static void hand_locked(struct xsc_fiber *f, int slot, const siginfo_t *si)
+{
+	tp.handed[slot].f = f;
+	tp.handed[slot].si = *si;
+	__atomic_or_fetch(&f->tp.pending, SIGBIT(si->si_signo), __ATOMIC_RELEASE);
+	interrupt(f);
+	atomic_fetch_add_explicit(&tp.nhanded, 1, memory_order_relaxed);
+}
+
+static bool hand_to_thread(int sig, const siginfo_t *si)
+{
+	struct xsc_fiber *to;
+	int slot;
+
+	xsc__spin_lock(&tp.lock);
+	to = hand_pick_locked(sig, &slot);
+	if (to)
+		hand_locked(to, slot, si);
+	xsc__spin_unlock(&tp.lock);
+	if (!to && slot != MERGED)
+		atomic_fetch_add_explicit(&tp.nunhanded, 1, memory_order_relaxed);
+	return to || slot == MERGED;
+}
+
+/* Takes a handed signal of set for fiber f (tp.lock held): its signal
+ * number, its siginfo in *si; 0 if none. */
+static int take_handed_locked(struct xsc_fiber *f, uint64_t set, siginfo_t *si)
+{
+	for (int i = 0; i < TP_NHANDED; i++)
+		if (tp.handed[i].f == f && (set & SIGBIT(tp.handed[i].si.si_signo))) {
+			*si = tp.handed[i].si;
+			tp.handed[i].f = NULL;
+			return si->si_signo;
+		}
+	return 0;
+}
+
+/* Whether signal sig is handed to fiber f (tp.lock held). */
+static bool handed_locked(const struct xsc_fiber *f, int sig)
+{
+	for (int i = 0; i < TP_NHANDED; i++)
+		if (tp.handed[i].f == f && tp.handed[i].si.si_signo == sig)
+			return true;
+	return false;
+}
+
+/* Fiber f is gone (its thread exited) or never was (a forked child's copy
+ * of the table, f NULL: all): what was handed to it is dropped, as a
+ * thread's pending signals are when it exits.  A thread raises what it
+ * was handed before its call returns to program code, so an exiting one
+ * has none left; this keeps a reused record from raising a stale one. */
+void tp_handed_forget(struct xsc_fiber *f)
+{
+	for (int i = 0; i < TP_NHANDED; i++)
+		if (!f || tp.handed[i].f == f)
+			tp.handed[i].f = NULL;
+}
+
+/* Raises the signals sent or handed to the running fiber: those another
+ * thread sent with tgkill (tp_tid_post) as tgkill does, a handed one
+ * (hand_to_thread) with the siginfo it came with. */
 void xsc__tp_deliver(struct xsc_fiber *f)
 {
 	int ktid = xsc__vcpu()->tp.ktid;
 	long pid = xsc__sys0(SYS_getpid);
-	uint16_t n[33];
-	uint64_t p;
 
-	/* taken under the lock, raised after it: a handler runs inside the
-	 * tgkill below and may send signals itself */
-	xsc__spin_lock(&tp.lock);
-	p = __atomic_fetch_and(&f->tp.pending, f->sigmask, __ATOMIC_ACQUIRE) &
-	    ~f->sigmask;	/* blocked ones stay pending */
-	for (int s = RTFIRST; s <= 64; s++) {
-		n[s - RTFIRST] = f->tp.rtq[s - RTFIRST];
-		if (p & SIGBIT(s))
-			f->tp.rtq[s - RTFIRST] = 0;
-	}
-	xsc__spin_unlock(&tp.lock);
-	for (int s = 1; s <= 64; s++) {
-		if (!(p & SIGBIT(s)))
+	for (;;) {
+		uint16_t n[33];
+		uint64_t p;
+		siginfo_t si;
+		int hs;
+
+		/* taken under the lock, raised after it: a handler runs
+		 * inside the raise below and may send signals itself */
+		xsc__spin_lock(&tp.lock);
+		p = __atomic_load_n(&f->tp.pending, __ATOMIC_ACQUIRE) & ~f->sigmask;
+		if ((hs = take_handed_locked(f, p, &si)) != 0) {
+			/* one at a time: the bit stays while more are there */
+			if (!handed_locked(f, hs) && !(is_rt(hs) && f->tp.rtq[hs - RTFIRST]))
+				__atomic_fetch_and(&f->tp.pending, ~SIGBIT(hs),
+						   __ATOMIC_ACQ_REL);
+			xsc__spin_unlock(&tp.lock);
+			xsc__sys4(SYS_rt_tgsigqueueinfo, pid, ktid, hs, (long)&si);
 			continue;
-		int k = is_rt(s) && n[s - RTFIRST] ? n[s - RTFIRST] : 1;
-		while (k--)
-			xsc__sys3(SYS_tgkill, pid, ktid, s);
+		}
+		/* blocked ones stay pending */
+		__atomic_fetch_and(&f->tp.pending, ~p, __ATOMIC_ACQ_REL);
+		for (int s = RTFIRST; s <= 64; s++) {
+			n[s - RTFIRST] = f->tp.rtq[s - RTFIRST];
+			if (p & SIGBIT(s))
+				f->tp.rtq[s - RTFIRST] = 0;
+		}
+		xsc__spin_unlock(&tp.lock);
+		for (int s = 1; s <= 64; s++) {
+			if (!(p & SIGBIT(s)))
+				continue;
+			int k = is_rt(s) && n[s - RTFIRST] ? n[s - RTFIRST] : 1;
+			while (k--)
+				xsc__sys3(SYS_tgkill, pid, ktid, s);
+		}
+		return;
 	}
 }
 
@@ -234,6 +364,41 @@ void xsc__tp_deliver(struct xsc_fiber *f)
  * restorer: that handler then ran with the selector at BLOCK, its
  * rt_sigreturn trapped and returned into garbage (Apache's SIGTERM under
  * xsc run ended in SIGSEGV). */
+/* The watchdog's part in handing signals over (hand_to_thread).  A
+ * process signal stays pending in the kernel while every vcpu runs a
+ * fiber that blocks it, though another thread of the program accepts it
+ * and waits in a call: natively that thread would take it at once.  With
+ * one vcpu and a thread that spins with sched_yield until the signal was
+ * handled, it waited for good (tp_sigbusy, 2026-11-26).  Each tick the
+ * watchdog (every signal blocked: sigpending shows the process's) takes
+ * such a signal with its siginfo and hands it to that thread. */
+static void hand_pending(void)
+{
+	static const struct timespec zero;
+	uint64_t pend;
+
+	if (xsc__sys2(SYS_rt_sigpending, (long)&pend, 8) < 0)
+		return;
+	pend &= ~(TP_NEVER_BLOCKED | SIGBIT(PREEMPT_SIG) | SIGBIT(SIGSETXID) |
+		  SIGBIT(SIGCANCEL));
+	for (int s = 1; pend && s <= 64; s++) {
+		struct xsc_fiber *to;
+		uint64_t one = SIGBIT(s);
+		siginfo_t si;
+		int slot;
+
+		if (!(pend & one) || !atomic_load(&tp_accepting[s]) ||
+		    tp.act[s].handler == SIG_DFL || tp.act[s].handler == SIG_IGN)
+			continue;
+		xsc__spin_lock(&tp.lock);
+		to = hand_pick_locked(s, &slot);
+		if (to && xsc__sys4(SYS_rt_sigtimedwait, (long)&one, (long)&si,
+				    (long)&zero, 8) == s)
+			hand_locked(to, slot, &si);
+		xsc__spin_unlock(&tp.lock);
+	}
+}
+
 /* ---- preemption -------------------------------------------------------------------- */
 
 /* A fiber that runs program code without a system call never gives its
@@ -309,6 +474,7 @@ static void *watchdog(void *arg)
 			seen[i].switches = sw;
 			seen[i].cur = cur;
 		}
+		hand_pending();
 	}
 	return NULL;
 }
@@ -317,14 +483,11 @@ static void *watchdog(void *arg)
 void tp_watch(void)
 {
 	pthread_attr_t attr;
-	sigset_t all;
 
 	atomic_store(&tp.wd_tid, 0);
 	if (tp.preempt_ns <= 0)
 		return;
-	sigfillset(&all);
-	pthread_attr_init(&attr);
-	pthread_attr_setsigmask_np(&attr, &all);
+	xsc__attr_blocked(&attr);
 	pthread_attr_setstacksize(&attr, 65536);
 	if (pthread_create(&tp.wd_th, &attr, watchdog, NULL) != 0)
 		xsc__say("xsc run: no preemption thread: a fiber that spins without "
@@ -469,6 +632,10 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 		return;
 	if (v && !v->cur && h != SIG_DFL && h != SIG_IGN && sig != PREEMPT_SIG &&
 	    hand_to_waiter(sig))
+		return;
+	if (v && !v->cur && h != SIG_DFL && h != SIG_IGN && sig != PREEMPT_SIG &&
+	    sig != SIGSETXID && si->si_code != tp.tkill_code && !fault(sig, si) &&
+	    hand_to_thread(sig, si))
 		return;
 	if (flags & SA_RESETHAND)
 		k->handler = SIG_DFL;

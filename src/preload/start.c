@@ -124,6 +124,7 @@ static void rearm(void)
 	tp_mask_lock = 0;
 	tp_recs.lock = 0;
 	memset(tp.tids, 0, sizeof(tp.tids));
+	tp_handed_forget(NULL);	/* the parent's threads' */
 	for (int s = 0; s <= 64; s++)
 		atomic_store(&tp_accepting[s], 0);
 	atomic_store(&tp.stray, 0);
@@ -348,6 +349,11 @@ static void __attribute__((destructor)) report(void)
 		 (unsigned long)fast, atomic_load(&tp.kwakes),
 		 atomic_load(&tp.kwoken), atomic_load(&tp.npreempt),
 		 atomic_load(&tp.ndeferred));
+	if (atomic_load(&tp.nhanded) || atomic_load(&tp.nunhanded))
+		xsc__say("xsc run: %ld process signals taken between threads: %ld "
+			 "handed to a waiting thread, %ld run on a vcpu\n",
+			 atomic_load(&tp.nhanded) + atomic_load(&tp.nunhanded),
+			 atomic_load(&tp.nhanded), atomic_load(&tp.nunhanded));
 	xsc__tp_rewrite_report();
 }
 

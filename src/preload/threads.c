@@ -30,6 +30,7 @@ static void tid_del(struct xsc_fiber *f)
 			break;
 		}
 	}
+	tp_handed_forget(f);
 	xsc__spin_unlock(&tp.lock);
 }
 
