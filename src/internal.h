@@ -515,6 +515,8 @@ long xsc__sock_efault(struct xsc *x, int fd);
 /* fault-safe access to caller memory (ucopy.c): 0 or -EFAULT */
 int xsc__ucopy_in(void *dst, const void *usrc, size_t len);
 int xsc__ucopy_out(void *udst, const void *src, size_t len);
+/* whether the kernel could read (write) [a, a + len): 0 or -EFAULT */
+int xsc__uprobe(uintptr_t a, size_t len, bool write);
 
 /* probing and routing (probe.c) */
 void xsc__probe(struct xsc *x);

@@ -8,11 +8,22 @@
  * copies go through the kernel: process_vm_readv/writev on our own pid
  * report -EFAULT instead.  They cost a crossing, and only the translations
  * that need them use them (see the notes in src/table.c).
+ *
+ * A sandbox may refuse those two calls: Docker's default seccomp profile
+ * does without CAP_SYS_PTRACE.  The copies then failed with EPERM, and so
+ * did the calls whose arguments they read (sigtimedwait, sigsuspend in
+ * transparent mode: tests/tp/tp_sandbox_vm.c).  From the first refusal
+ * on, each copy asks the kernel instead whether the memory can be read or
+ * written (xsc__uprobe: calls every sandbox allows) and copies it itself.
+ * Memory another thread unmaps between that probe and the copy is not
+ * covered there.
  */
 #include "internal.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -45,14 +56,64 @@ static long my_pid(void)
 	return pid;
 }
 
+#define PAGE 4096UL
+
+/* Whether [a, a + len) can be read (write: written) by the kernel's
+ * copy_from_user (copy_to_user): 0 or -EFAULT.  One call per page, each
+ * one libc makes itself, so that no sandbox refuses it, and none with an
+ * effect here: rt_sigprocmask with an invalid `how` reads the 8-byte set,
+ * then fails with -EINVAL (-EFAULT if it cannot read it); with no set, it
+ * writes the thread's mask to the old-mask pointer; rt_sigpending writes
+ * as many bytes of the pending set as its size says (1 to 8).  A write
+ * probe stores bytes only inside the range, which the caller then
+ * overwrites; a read probe reads an 8-byte window on the page, inside the
+ * range where it can. */
+int xsc__uprobe(uintptr_t a, size_t len, bool write)
+{
+	uintptr_t end = a + len;
+
+	if (end < a)
+		return -EFAULT;
+	for (uintptr_t pg = a & ~(PAGE - 1); pg < end; pg += PAGE) {
+		uintptr_t lo = pg < a ? a : pg, hi = pg + PAGE < end ? pg + PAGE : end;
+		long r;
+
+		if (!write) {
+			if (lo > pg + PAGE - 8)
+				lo = pg + PAGE - 8;	/* on the page, past the range */
+			r = xsc__sys4(SYS_rt_sigprocmask, -1, lo, 0, 8);
+		} else if (hi - lo >= 8) {
+			r = xsc__sys4(SYS_rt_sigprocmask, SIG_BLOCK, 0, lo, 8);
+		} else {
+			r = xsc__sys2(SYS_rt_sigpending, lo, hi - lo);
+		}
+		if (r == -EFAULT)
+			return -EFAULT;
+	}
+	return 0;
+}
+
+/* process_vm_readv/writev refused once (a sandbox): never asked again */
+static _Atomic bool vm_refused;
+
 static int xfer(long nr, void *local, void *remote, size_t len)
 {
-	struct iovec l = { local, len }, r = { remote, len };
-	long ret = xsc__sys6(nr, my_pid(), (long)&l, 1, (long)&r, 1, 0);
+	bool write = nr == SYS_process_vm_writev;
 
-	if (ret == (long)len)
-		return 0;
-	return ret < 0 && ret != -EFAULT ? (int)ret : -EFAULT;
+	if (!atomic_load_explicit(&vm_refused, memory_order_relaxed)) {
+		struct iovec l = { local, len }, r = { remote, len };
+		long ret = xsc__sys6(nr, my_pid(), (long)&l, 1, (long)&r, 1, 0);
+
+		if (ret == (long)len)
+			return 0;
+		if (ret >= 0 || ret == -EFAULT)
+			return -EFAULT;
+		atomic_store(&vm_refused, true);	/* EPERM, ENOSYS, ... */
+	}
+	if (xsc__uprobe((uintptr_t)remote, len, write))
+		return -EFAULT;
+	memcpy(write ? remote : local, write ? local : remote, len);
+	return 0;
 }
 
 int xsc__ucopy_in(void *dst, const void *usrc, size_t len)

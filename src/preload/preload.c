@@ -67,44 +67,15 @@ typedef long (*emulator)(long nr, const long *a, ucontext_t *uc);
 
 /* ---- the program's memory, as the kernel would reach it -------------------
  * An emulator that loads from or stores to a pointer the program passed
- * must fail with -EFAULT where the kernel would, not crash.  The kernel is
- * asked one page at a time with rt_sigprocmask, which every sandbox
- * allows (libc needs it) and which here has no effect: with an invalid
- * `how` it reads the 8-byte set and then fails with -EINVAL, or with
- * -EFAULT when it cannot read it; with no set it writes the thread's mask
- * to the old-mask pointer, which the caller then overwrites.  A probe is
- * an 8-byte window on the page, inside the range where it is written.
- * (Memory unmapped by another thread between the probe and the copy is
- * not covered.) */
+ * must fail with -EFAULT where the kernel would, not crash: the kernel is
+ * asked first, one page at a time, with calls every sandbox allows
+ * (xsc__uprobe, ucopy.c).  (Memory unmapped by another thread between the
+ * probe and the copy is not covered.) */
 #define PAGE 4096UL
 
 static int probe(uintptr_t a, size_t len, bool write)
 {
-	uintptr_t end = a + len;
-
-	if (end < a)
-		return -EFAULT;
-	for (uintptr_t pg = a & ~(PAGE - 1); pg < end; pg += PAGE) {
-		uintptr_t lo = pg < a ? a : pg, hi = pg + PAGE < end ? pg + PAGE : end;
-		long r;
-
-		if (!write) {
-			if (lo > pg + PAGE - 8)
-				lo = pg + PAGE - 8;	/* on the page, past the range */
-			r = xsc__sys4(SYS_rt_sigprocmask, -1, lo, 0, 8);
-		} else if (hi - lo >= 8) {
-			r = xsc__sys4(SYS_rt_sigprocmask, SIG_BLOCK, 0, lo, 8);
-		} else {	/* under 8 bytes of the range on this page: its
-				 * bytes are read and written back (ucopy.c) */
-			uint64_t tmp;
-			r = xsc__ucopy_in(&tmp, (void *)lo, hi - lo);
-			if (r == 0)
-				r = xsc__ucopy_out((void *)lo, &tmp, hi - lo);
-		}
-		if (r == -EFAULT)
-			return -EFAULT;
-	}
-	return 0;
+	return xsc__uprobe(a, len, write);
 }
 
 /* 0, or -EFAULT where the kernel's copy_from_user would fail */
