@@ -15,8 +15,8 @@
 # first thread is glibc's own, must say it ran natively instead).  Then `xsc run` itself: exit status and
 # fatal signal propagation, 127 for a missing program, a static binary
 # run natively with a warning; and /usr/bin/python3 with threads, a
-# queue, a thread pool, a process pool, getaddrinfo and subprocess, compared with its
-# native run.  One PASS/FAIL line per check, a diff on mismatch.
+# queue, a thread pool, a process pool, getaddrinfo, subprocess and a
+# SIGINT that interrupts a join, compared with its native run.  One PASS/FAIL line per check, a diff on mismatch.
 # Exit 0 pass, 1 fail, 77 skip (no preload library, e.g. ASan builds).
 set -u
 build=$(cd "${1:?usage: t_transparent.sh BUILD_DIR}" && pwd)
@@ -342,6 +342,22 @@ print("processes:", len(pr), len(mgot))
 p = subprocess.run(["echo", "x"], stdout=subprocess.PIPE, text=True)
 assert p.returncode == 0 and p.stdout == "x\n", p
 print("subprocess:", repr(p.stdout), p.returncode)
+
+# Ctrl-C while main waits in a join: the SIGINT another thread sends
+# interrupts the join (the kernel offers a process signal to the main
+# thread first), not only once the joined thread has ended
+import os, signal
+sl = threading.Thread(target=time.sleep, args=(2,))
+t0 = time.monotonic()
+sl.start()
+threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    sl.join()
+    print("sigint: the join ended first")
+except KeyboardInterrupt:
+    print("sigint: KeyboardInterrupt", "in the join" if time.monotonic() - t0 < 1.5
+          else "once the thread had ended")
+sl.join()
 print("python ok")
 EOF
 if [ -x "$py" ]; then

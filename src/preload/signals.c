@@ -170,9 +170,9 @@ static bool wake_wait_locked(struct xsc_fiber *f, int sig)
 }
 
 /* A signal for another fiber waits in the fiber and is raised on whichever
- * kernel thread runs it, right before it returns to program code (a call it
- * is blocked in is not tp_interrupted).  1 if vtid names a fiber, 0 if not,
- * -EINVAL for a bad signal. */
+ * kernel thread runs it, right before it returns to program code; a call
+ * or a futex wait it is blocked in is interrupted.  1 if vtid names a
+ * fiber, 0 if not, -EINVAL for a bad signal. */
 int tp_tid_post(int vtid, int sig)
 {
 	int found = 0;
@@ -184,8 +184,12 @@ int tp_tid_post(int vtid, int sig)
 		if (f->vtid == vtid) {
 			if (sig) {
 				pend_locked(f, sig);
-				if (!wake_wait_locked(f, sig) && !(f->sigmask & SIGBIT(sig)))
-					interrupt(f);
+				if (!wake_wait_locked(f, sig) && !(f->sigmask & SIGBIT(sig))) {
+					if (f->tp.call)
+						interrupt(f);
+					else	/* EINTR, as natively */
+						xsc__futex_interrupt(f);
+				}
 			}
 			found = 1;
 			break;
@@ -206,71 +210,231 @@ int tp_tid_post(int vtid, int sig)
  * (tp_sigthread: every one of 500 handlers, 2026-11-26).  The kernel would
  * have delivered it to one of the program's threads that does not block
  * it; so does the vcpu now: it hands the signal, with its siginfo, to such
- * a thread that waits in a call a signal interrupts, and interrupts the
- * call.  That thread raises it on its own kernel thread
- * (rt_tgsigqueueinfo, the siginfo as it came) before its call returns
- * (tp_interrupted): the handler runs on it, then the call fails with
+ * a thread that waits in a call a signal interrupts, or else on a futex
+ * (a lock, a condition variable, a join), and interrupts the wait.  That
+ * thread raises it on its own kernel thread (rt_tgsigqueueinfo, the
+ * siginfo as it came) before its call returns (tp_interrupted, or the
+ * futex wait's EINTR): the handler runs on it, then the call fails with
  * EINTR or restarts, as natively.  A standard signal already handed and
  * not yet raised merges with it, as a pending one does in the kernel.
- * When no such thread waits (every one runs program code, or waits in a
- * futex or a sleep, which the runtime does not interrupt), or TP_NHANDED
- * are already waiting to be raised, the handler still runs on the vcpu
- * (tp.nunhanded counts it; XSC_VERBOSE prints it).  Thread-directed
- * signals (tgkill) are the vcpu's own and never handed. */
-/* The thread signal sig would be handed to, and a free slot for it in
- * *slot (tp.lock held).  NULL if none: *slot is then MERGED when a
- * standard sig is handed already, NO_SLOT when every slot is taken. */
+ * When no such thread waits (every one runs program code, or sleeps,
+ * which the runtime does not interrupt), or TP_NHANDED are already
+ * waiting to be raised, the handler still runs on the vcpu (tp.nunhanded
+ * counts it; XSC_VERBOSE prints it).  Thread-directed signals (tgkill)
+ * are the vcpu's own and never handed. */
 enum { MERGED = -1, NO_SLOT = -2 };
 
-static struct xsc_fiber *hand_pick_locked(int sig, int *slot)
+/* A free slot for sig in tp.handed (tp.lock held); MERGED when sig is a
+ * standard signal handed already, NO_SLOT when every slot is taken. */
+static int hand_slot_locked(int sig)
 {
-	struct xsc_fiber *to = NULL;
+	int slot = NO_SLOT;
 
-	*slot = NO_SLOT;
 	for (int i = 0; i < TP_NHANDED; i++) {
 		struct xsc_fiber *f = tp.handed[i].f;
 		if (!f)
-			*slot = *slot < 0 ? i : *slot;
-		else if (!is_rt(sig) && tp.handed[i].si.si_signo == sig) {
-			*slot = MERGED;
-			return NULL;
-		}
+			slot = slot < 0 ? i : slot;
+		else if (!is_rt(sig) && tp.handed[i].si.si_signo == sig)
+			return MERGED;
 	}
-	for (int i = 0; i < NTID && *slot >= 0; i++)
-		for (struct xsc_fiber *f = tp.tids[i]; f; f = f->tp.link) {
-			if (!f->tp.call || !f->home || !interruptible(f->tp.call_nr) ||
-			    (f->sigmask & SIGBIT(sig)) || f->tp.takes || f->tp.wait_fd)
-				continue;
-			to = f;
-			if (!atomic_load(&f->tp.intr))
-				return f;	/* one not being interrupted yet */
-		}
-	return to;
+	return slot;
 }
 
-/* Hands sig to fiber f in slot (tp.lock held). */
-static void hand_locked(struct xsc_fiber *f, int slot, const siginfo_t *si)
+/* Whether fiber f, a thread of the program, may take sig: it does not
+ * block it, and does not wait for signals itself (sigwait, sigsuspend:
+ * those have their own way, hand_to_waiter). */
+static bool may_take(const struct xsc_fiber *f, int sig)
+{
+	return !(f->sigmask & SIGBIT(sig)) && !f->tp.takes && !f->tp.wait_fd;
+}
+
+/* Whether fiber f may take sig and seems to wait on a futex (a lock, a
+ * condition variable, a join: no call of its own in flight). */
+static bool in_futex(const struct xsc_fiber *f, int sig)
+{
+	return !f->tp.call && f->state == F_BLOCKED && f->fs &&
+	       __atomic_load_n(&f->fx_addr, __ATOMIC_RELAXED) && may_take(f, sig);
+}
+
+/* Records sig (siginfo si) in slot as handed to fiber f (tp.lock held);
+ * returns whether sig was pending for f before. */
+static bool record_locked(struct xsc_fiber *f, int slot, const siginfo_t *si)
 {
 	tp.handed[slot].f = f;
 	tp.handed[slot].si = *si;
-	__atomic_or_fetch(&f->tp.pending, SIGBIT(si->si_signo), __ATOMIC_RELEASE);
-	interrupt(f);
+	return __atomic_fetch_or(&f->tp.pending, SIGBIT(si->si_signo),
+				 __ATOMIC_RELEASE) & SIGBIT(si->si_signo);
+}
+
+static void unrecord_locked(struct xsc_fiber *f, int slot, bool was)
+{
+	tp.handed[slot].f = NULL;
+	if (!was)
+		__atomic_fetch_and(&f->tp.pending, ~SIGBIT(tp.handed[slot].si.si_signo),
+				   __ATOMIC_ACQ_REL);
+}
+
+/* One signal being handed over (hand_locked): its siginfo, or NULL while
+ * it is still pending in the kernel, where take() takes it (into got)
+ * once a thread is found. */
+struct handing {
+	int sig, slot;
+	const siginfo_t *si;
+	siginfo_t got;
+	bool (*take)(int, siginfo_t *);
+	struct xsc_fiber *first;	/* a futex waiter that woke meanwhile */
+};
+
+enum { HAND_NO, HAND_DONE, HAND_GONE };
+
+/* Hands h's signal to fiber f if f waits where a signal reaches it at
+ * once (tp.lock held): in a call a signal interrupts, which is canceled
+ * (interrupt()), or on a futex, which it is taken off and readied with
+ * EINTR (xsc__futex_interrupt).  The record comes first: the thread may
+ * run at once, and raises what it finds before its call returns.
+ * HAND_GONE: the signal was not in the kernel any more. */
+static int hand_one_locked(struct xsc_fiber *f, struct handing *h)
+{
+	bool call = f->tp.call && f->home && interruptible(f->tp.call_nr) &&
+		    may_take(f, h->sig);
+	bool was;
+
+	if (!call && !in_futex(f, h->sig))
+		return HAND_NO;
+	if (!h->si) {
+		if (!h->take(h->sig, &h->got))
+			return HAND_GONE;
+		h->si = &h->got;
+	}
+	was = record_locked(f, h->slot, h->si);
+	if (call)
+		interrupt(f);
+	else if (!xsc__futex_interrupt(f)) {
+		unrecord_locked(f, h->slot, was);
+		h->first = h->first ? h->first : f;
+		return HAND_NO;
+	}
 	atomic_fetch_add_explicit(&tp.nhanded, 1, memory_order_relaxed);
+	return HAND_DONE;
+}
+
+/* The program's main thread (its id is the process id), or NULL. */
+static struct xsc_fiber *main_locked(void)
+{
+	int pid = (int)xsc__sys0(SYS_getpid);
+
+	for (struct xsc_fiber *f = tp.tids[(unsigned)pid % NTID]; f; f = f->tp.link)
+		if (f->vtid == pid)
+			return f;
+	return NULL;
+}
+
+/* Hands h's signal to a thread (tp.lock held), as the kernel picks one
+ * for a process signal: the main thread if it takes it, else another
+ * (one whose call is not being interrupted yet first).  Returns the
+ * thread, or NULL (*why: MERGED, NO_SLOT or 0: no thread can take it at
+ * once). */
+static struct xsc_fiber *hand_locked(struct handing *h, int *why)
+{
+	struct xsc_fiber *m = main_locked();
+	int r;
+
+	h->slot = hand_slot_locked(h->sig);
+	*why = h->slot < 0 ? h->slot : 0;
+	if (h->slot < 0)
+		return NULL;
+	if (m && (r = hand_one_locked(m, h)) != HAND_NO)
+		return r == HAND_DONE ? m : NULL;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < NTID; i++)
+			for (struct xsc_fiber *f = tp.tids[i]; f; f = f->tp.link) {
+				bool busy = f->tp.call && atomic_load(&f->tp.intr);
+				if (f == m || busy != (pass == 1))
+					continue;
+				if ((r = hand_one_locked(f, h)) != HAND_NO)
+					return r == HAND_DONE ? f : NULL;
+			}
+	if (h->first && h->si == &h->got) {
+		/* taken from the kernel, and every waiter woke meanwhile: the
+		 * first raises it when its wait returns */
+		record_locked(h->first, h->slot, h->si);
+		atomic_fetch_add_explicit(&tp.nhanded, 1, memory_order_relaxed);
+		return h->first;
+	}
+	return NULL;
 }
 
 static bool hand_to_thread(int sig, const siginfo_t *si)
 {
+	struct handing h = { .sig = sig, .si = si };
 	struct xsc_fiber *to;
-	int slot;
+	int why;
 
 	xsc__spin_lock(&tp.lock);
-	to = hand_pick_locked(sig, &slot);
-	if (to)
-		hand_locked(to, slot, si);
+	to = hand_locked(&h, &why);
 	xsc__spin_unlock(&tp.lock);
-	if (!to && slot != MERGED)
+	if (!to && why != MERGED)
 		atomic_fetch_add_explicit(&tp.nunhanded, 1, memory_order_relaxed);
-	return to || slot == MERGED;
+	return to || why == MERGED;
+}
+
+/* A process signal taken by a vcpu running thread cur: the kernel would
+ * have given it to the main thread if that one takes it (Python relies on
+ * it: its main thread waiting in a join must see the SIGINT another
+ * thread sends), so it goes there when the main thread waits where a
+ * signal reaches it at once; else it is cur's, as before. */
+static bool hand_to_main(int sig, const siginfo_t *si, struct xsc_fiber *cur)
+{
+	struct handing h = { .sig = sig, .si = si };
+	struct xsc_fiber *m;
+	bool done = false;
+
+	xsc__spin_lock(&tp.lock);
+	m = main_locked();
+	h.slot = hand_slot_locked(sig);
+	if (h.slot == MERGED)
+		done = true;
+	else if (m && m != cur && h.slot >= 0)
+		done = hand_one_locked(m, &h) == HAND_DONE;
+	xsc__spin_unlock(&tp.lock);
+	return done;
+}
+
+/* The watchdog's part in handing signals over (hand_to_thread).  A
+ * process signal stays pending in the kernel while every vcpu runs a
+ * fiber that blocks it, though another thread of the program accepts it
+ * and waits: natively that thread would take it at once.  With one vcpu
+ * and a thread that spins with sched_yield until the signal was handled,
+ * it waited for good (tp_sigbusy, 2026-11-26).  Each tick the watchdog
+ * (every signal blocked: sigpending shows the process's) takes such a
+ * signal with its siginfo and hands it to that thread. */
+static bool take_pending(int sig, siginfo_t *si)
+{
+	static const struct timespec zero;
+	uint64_t one = SIGBIT(sig);
+
+	return xsc__sys4(SYS_rt_sigtimedwait, (long)&one, (long)si, (long)&zero, 8) == sig;
+}
+
+static void hand_pending(void)
+{
+	uint64_t pend;
+
+	if (xsc__sys2(SYS_rt_sigpending, (long)&pend, 8) < 0)
+		return;
+	pend &= ~(TP_NEVER_BLOCKED | SIGBIT(PREEMPT_SIG) | SIGBIT(SIGSETXID) |
+		  SIGBIT(SIGCANCEL));
+	for (int s = 1; pend && s <= 64; s++) {
+		int why;
+
+		if (!(pend & SIGBIT(s)) || !atomic_load(&tp_accepting[s]) ||
+		    tp.act[s].handler == SIG_DFL || tp.act[s].handler == SIG_IGN)
+			continue;
+		struct handing h = { .sig = s, .take = take_pending };
+		xsc__spin_lock(&tp.lock);
+		hand_locked(&h, &why);
+		xsc__spin_unlock(&tp.lock);
+	}
 }
 
 /* Takes a handed signal of set for fiber f (tp.lock held): its signal
@@ -364,41 +528,6 @@ void xsc__tp_deliver(struct xsc_fiber *f)
  * restorer: that handler then ran with the selector at BLOCK, its
  * rt_sigreturn trapped and returned into garbage (Apache's SIGTERM under
  * xsc run ended in SIGSEGV). */
-/* The watchdog's part in handing signals over (hand_to_thread).  A
- * process signal stays pending in the kernel while every vcpu runs a
- * fiber that blocks it, though another thread of the program accepts it
- * and waits in a call: natively that thread would take it at once.  With
- * one vcpu and a thread that spins with sched_yield until the signal was
- * handled, it waited for good (tp_sigbusy, 2026-11-26).  Each tick the
- * watchdog (every signal blocked: sigpending shows the process's) takes
- * such a signal with its siginfo and hands it to that thread. */
-static void hand_pending(void)
-{
-	static const struct timespec zero;
-	uint64_t pend;
-
-	if (xsc__sys2(SYS_rt_sigpending, (long)&pend, 8) < 0)
-		return;
-	pend &= ~(TP_NEVER_BLOCKED | SIGBIT(PREEMPT_SIG) | SIGBIT(SIGSETXID) |
-		  SIGBIT(SIGCANCEL));
-	for (int s = 1; pend && s <= 64; s++) {
-		struct xsc_fiber *to;
-		uint64_t one = SIGBIT(s);
-		siginfo_t si;
-		int slot;
-
-		if (!(pend & one) || !atomic_load(&tp_accepting[s]) ||
-		    tp.act[s].handler == SIG_DFL || tp.act[s].handler == SIG_IGN)
-			continue;
-		xsc__spin_lock(&tp.lock);
-		to = hand_pick_locked(s, &slot);
-		if (to && xsc__sys4(SYS_rt_sigtimedwait, (long)&one, (long)&si,
-				    (long)&zero, 8) == s)
-			hand_locked(to, slot, &si);
-		xsc__spin_unlock(&tp.lock);
-	}
-}
-
 /* ---- preemption -------------------------------------------------------------------- */
 
 /* A fiber that runs program code without a system call never gives its
@@ -633,9 +762,11 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 	if (v && !v->cur && h != SIG_DFL && h != SIG_IGN && sig != PREEMPT_SIG &&
 	    hand_to_waiter(sig))
 		return;
-	if (v && !v->cur && h != SIG_DFL && h != SIG_IGN && sig != PREEMPT_SIG &&
+	if (v && h != SIG_DFL && h != SIG_IGN && sig != PREEMPT_SIG &&
 	    sig != SIGSETXID && si->si_code != tp.tkill_code && !fault(sig, si) &&
-	    hand_to_thread(sig, si))
+	    (v->cur ? sig != SIGPIPE && sig != SIGXFSZ &&	/* the caller's */
+		      hand_to_main(sig, si, v->cur) :
+		      hand_to_thread(sig, si)))
 		return;
 	if (flags & SA_RESETHAND)
 		k->handler = SIG_DFL;

@@ -83,6 +83,34 @@ long xsc__futex_wait(const uint32_t *uaddr, uint32_t val,
 	return xsc__suspend(&b->q.lock);	/* 0: woken */
 }
 
+/* A signal for fiber f (preload/signals.c): if f waits on a futex, it
+ * is taken off it and readied with -EINTR, as the kernel's FUTEX_WAIT
+ * returns when a handler runs; true if it was.  A requeue may move f to
+ * another word meanwhile: its address is looked at again under the lock. */
+bool xsc__futex_interrupt(struct xsc_fiber *f)
+{
+	for (;;) {
+		const uint32_t *a = __atomic_load_n(&f->fx_addr, __ATOMIC_ACQUIRE);
+		struct bucket *b;
+		bool took = false;
+
+		if (!a)
+			return false;
+		b = bucket_of(a);
+		xsc__spin_lock(&b->q.lock);
+		if (__atomic_load_n(&f->fx_addr, __ATOMIC_RELAXED) != a) {
+			xsc__spin_unlock(&b->q.lock);
+			continue;
+		}
+		if (xsc__wq_remove(&b->q.head, f))
+			took = xsc__claim(f);	/* false: its timer readies it */
+		xsc__spin_unlock(&b->q.lock);
+		if (took)
+			xsc__resume(f, -EINTR);
+		return took;
+	}
+}
+
 /* Takes up to n waiters on uaddr matching bits off b (lock held). */
 static int take(struct bucket *b, const uint32_t *uaddr, int n, uint32_t bits,
 		struct xsc_fiber **list)

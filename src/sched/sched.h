@@ -269,6 +269,7 @@ bool xsc__wq_remove(void *q, struct xsc_fiber *f);
 long xsc__futex_wait(const uint32_t *uaddr, uint32_t val,
 		     const struct timespec *abs_mono, uint32_t bits);
 long xsc__futex_wake(const uint32_t *uaddr, int n, uint32_t bits);
+bool xsc__futex_interrupt(struct xsc_fiber *f);
 long xsc__futex_requeue(const uint32_t *uaddr, int nwake, int nmove,
 			const uint32_t *uaddr2, const uint32_t *cmpval);
 /* Timed waits shared by condition variables and futexes (sync.c). */

@@ -252,10 +252,11 @@ int xsc__timed_park(struct xsc_timed *t)
 	struct xsc_fiber *f = t->f;
 	int ret;
 
-	ret = (int)xsc__suspend(&t->c->lock);	/* 0 or -ETIMEDOUT */
+	/* 0, -ETIMEDOUT, or -EINTR (a signal: xsc__futex_interrupt) */
+	ret = (int)xsc__suspend(&t->c->lock);
 	/* On t's vcpu its completion cannot run under us: if it has not
 	 * fired, the entry is still ours to cancel, freeing it sooner. */
-	if (ret == 0 && xsc__vcpu() == t->v && !t->fired)
+	if (ret != -ETIMEDOUT && xsc__vcpu() == t->v && !t->fired)
 		xsc_cancel(t->v->x, t->id);
 	f->timed_q = NULL;
 	timed_put(t);

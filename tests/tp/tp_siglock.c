@@ -1,0 +1,151 @@
+/*
+ * tp_siglock.c - a process signal reaches threads that wait on locks.
+ *
+ * One thread waits in pthread_cond_wait, another in sem_wait, both with
+ * SIGUSR1 open; main blocks it and sends it to the process ROUNDS times,
+ * each time waiting until a handler ran.  Natively the kernel picks one
+ * of the two waiters, runs the handler on it, and its futex wait returns:
+ * the condition wait goes on waiting, sem_wait fails with EINTR after the
+ * handler ran.  Under `xsc run` a vcpu with no fiber to run took the
+ * signal and ran the handler itself, with its own thread id and
+ * thread-locals, and no wait was interrupted (the runtime's futex waits
+ * were not), 2026-11-26.  The handler checks that it runs on one of the
+ * waiters; the sem waiter checks that each EINTR came after a handler ran
+ * on it.  Then main sends KILLS to the condition waiter with pthread_kill:
+ * natively its handler runs at once, under `xsc run` it waited until the
+ * wait ended.  Prints the counts; exit 0 on success, 1 on any error.
+ * xsc-tp: run-opts=-t 2 */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ROUNDS 300
+#define KILLS 100
+
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int released;
+static sem_t sem;
+static atomic_long tids[2];
+static atomic_int ready, handled, elsewhere, bad_eintr, other_err;
+static __thread int mark, handled_here;
+
+static void on_usr1(int sig)
+{
+	long me = syscall(SYS_gettid);
+
+	(void)sig;
+	if (!mark || (me != atomic_load(&tids[0]) && me != atomic_load(&tids[1])))
+		atomic_fetch_add(&elsewhere, 1);
+	handled_here++;
+	atomic_fetch_add(&handled, 1);
+}
+
+static void *cond_waiter(void *arg)
+{
+	(void)arg;
+	mark = 1;
+	atomic_store(&tids[0], syscall(SYS_gettid));
+	pthread_mutex_lock(&m);
+	atomic_fetch_add(&ready, 1);
+	while (!released)
+		pthread_cond_wait(&cv, &m);
+	pthread_mutex_unlock(&m);
+	return NULL;
+}
+
+static void *sem_waiter(void *arg)
+{
+	(void)arg;
+	mark = 1;
+	atomic_store(&tids[1], syscall(SYS_gettid));
+	atomic_fetch_add(&ready, 1);
+	for (;;) {
+		int before = handled_here;
+		if (sem_wait(&sem) == 0)
+			return NULL;
+		if (errno != EINTR) {
+			atomic_fetch_add(&other_err, 1);
+			return NULL;
+		}
+		if (handled_here == before)
+			atomic_fetch_add(&bad_eintr, 1);
+	}
+}
+
+int main(void)
+{
+	struct sigaction sa;
+	sigset_t usr1;
+	pthread_t t[2];
+	int fail = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;	/* no SA_RESTART: sem_wait fails with EINTR */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) < 0 || sem_init(&sem, 0, 0) < 0) {
+		perror("tp_siglock");
+		return 1;
+	}
+	pthread_create(&t[0], NULL, cond_waiter, NULL);
+	pthread_create(&t[1], NULL, sem_waiter, NULL);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+	while (atomic_load(&ready) < 2)
+		usleep(1000);
+	usleep(20000);	/* both wait */
+	for (int n = 0; n < ROUNDS && !fail; n++) {
+		struct timespec t0, now;
+		kill(getpid(), SIGUSR1);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (atomic_load(&handled) <= n) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec - t0.tv_sec > 5) {
+				fprintf(stderr, "tp_siglock: signal %d not handled in 5 s\n", n);
+				fail = 1;
+				break;
+			}
+			sched_yield();
+		}
+	}
+	/* then to the condition waiter itself: pthread_kill */
+	for (int n = ROUNDS; n < ROUNDS + KILLS && !fail; n++) {
+		struct timespec t0, now;
+		pthread_kill(t[0], SIGUSR1);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (atomic_load(&handled) <= n) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec - t0.tv_sec > 5) {
+				fprintf(stderr, "tp_siglock: pthread_kill %d not handled in 5 s\n",
+					n - ROUNDS);
+				fail = 1;
+				break;
+			}
+			sched_yield();
+		}
+	}
+	pthread_mutex_lock(&m);
+	released = 1;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&m);
+	sem_post(&sem);
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	printf("signals handled: %d of %d, not on a waiter: %d\n",
+	       atomic_load(&handled), ROUNDS + KILLS, atomic_load(&elsewhere));
+	printf("EINTR with no handler run on the thread: %d, other errors: %d\n",
+	       atomic_load(&bad_eintr), atomic_load(&other_err));
+	return fail || atomic_load(&handled) != ROUNDS + KILLS || atomic_load(&elsewhere) ||
+	       atomic_load(&bad_eintr) || atomic_load(&other_err);
+}
