@@ -16,7 +16,7 @@
 # fatal signal propagation, 127 for a missing program, a static binary
 # run natively with a warning; and /usr/bin/python3 with threads, a
 # queue, a thread pool, a process pool, getaddrinfo, subprocess and a
-# SIGINT that interrupts a join, compared with its native run.  One PASS/FAIL line per check, a diff on mismatch.
+# SIGINT that interrupts a join and a sleep, compared with its native run.  One PASS/FAIL line per check, a diff on mismatch.
 # Exit 0 pass, 1 fail, 77 skip (no preload library, e.g. ASan builds).
 set -u
 build=$(cd "${1:?usage: t_transparent.sh BUILD_DIR}" && pwd)
@@ -357,6 +357,18 @@ try:
 except KeyboardInterrupt:
     print("sigint: KeyboardInterrupt", "in the join" if time.monotonic() - t0 < 1.5
           else "once the thread had ended")
+sl.join()
+# and while main sleeps, another thread alive: the sleep ends at once
+sl = threading.Thread(target=time.sleep, args=(2,))
+sl.start()
+threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+t0 = time.monotonic()
+try:
+    time.sleep(2)
+    print("sigint: the sleep ended first")
+except KeyboardInterrupt:
+    print("sigint: KeyboardInterrupt", "in a sleep" if time.monotonic() - t0 < 1.5
+          else "after a sleep")
 sl.join()
 print("python ok")
 EOF

@@ -191,6 +191,7 @@ void tp_account(uint64_t was, uint64_t now);
 void tp_idle_mask(bool tighter);
 void tp_scan(struct xsc_vcpu *v);
 long tp_interrupted(struct xsc_fiber *f, long nr, long r);
+void tp_posted(struct xsc_fiber *f);
 int tp_tid_post(int vtid, int sig);
 void tp_handed_forget(struct xsc_fiber *f);	/* NULL: all */
 void tp_watch(void);

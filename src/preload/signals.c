@@ -59,8 +59,9 @@ void tp_idle_mask(bool tighter)
  * scheduler: tp_scan), the handler runs on the thread, and the call returns
  * EINTR or, when every handler run had SA_RESTART and the call is one the
  * kernel restarts, is issued again (signal(7)).  A call that completed
- * before the cancel keeps its result.  Calls not listed here (connect,
- * sleeps, whose remaining time is not kept) are not tp_interrupted. */
+ * before the cancel keeps its result; a canceled sleep reports the time
+ * left (sleep_left).  Calls not listed here (connect) are not
+ * tp_interrupted. */
 static int interruptible(long nr)	/* 2: and restarted with SA_RESTART */
 {
 	switch (nr) {
@@ -71,6 +72,7 @@ static int interruptible(long nr)	/* 2: and restarted with SA_RESTART */
 		return 2;
 	case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
 	case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_epoll_pwait2:
+	case SYS_nanosleep: case SYS_clock_nanosleep:	/* never restarted */
 		return 1;
 	default:
 		return 0;
@@ -88,6 +90,16 @@ static void interrupt(struct xsc_fiber *f)
 		atomic_store(&f->home->tp.intr, 1);
 		xsc__kick(f->home->x);
 	}
+}
+
+/* Fiber f's call is in flight, and a signal was sent to it before its
+ * sender could see the call (xsc__tp_posted, sched/syscalls.c): the call
+ * is interrupted as the sender would have had it. */
+void tp_posted(struct xsc_fiber *f)
+{
+	xsc__spin_lock(&tp.lock);
+	interrupt(f);
+	xsc__spin_unlock(&tp.lock);
 }
 
 /* The vcpu's scheduler: cancels what was asked of it.  A signal whose
@@ -122,6 +134,33 @@ void tp_scan(struct xsc_vcpu *v)
 	xsc__spin_unlock(&tp.lock);
 }
 
+/* An interrupted sleep canceled before the kernel saw a signal (an
+ * io_uring timeout; a syscall thread's nanosleep was interrupted by the
+ * kernel, which wrote the time left itself): its answer as the kernel
+ * gives it, 0 when no time is left, else -EINTR with the time left in
+ * *rem for a relative sleep (-EFAULT if it cannot be written). */
+static long sleep_left(const struct xsc_fiber *f, long nr)
+{
+	const long *a = f->tp.call_args;
+	const void *req = (const void *)(nr == SYS_nanosleep ? a[0] : a[2]);
+	void *rem = (void *)(nr == SYS_nanosleep ? a[1] : a[3]);
+	struct timespec ts;
+	int64_t left;
+
+	if (xsc__ucopy_in(&ts, req, sizeof(ts)))
+		return -EINTR;	/* read when the call began: cannot fail */
+	left = ts.tv_sec * 1000000000LL + ts.tv_nsec - (xsc__now() - f->tp.call_t0);
+	if (nr == SYS_clock_nanosleep && (a[1] & TIMER_ABSTIME))
+		return -EINTR;	/* no time left is reported */
+	if (left <= 0)
+		return 0;
+	if (!rem)
+		return -EINTR;
+	ts.tv_sec = left / 1000000000;
+	ts.tv_nsec = left % 1000000000;
+	return xsc__ucopy_out(rem, &ts, sizeof(ts)) ? -EFAULT : -EINTR;
+}
+
 /* The tp_interrupted fiber, back on its vcpu with the call's result r. */
 long tp_interrupted(struct xsc_fiber *f, long nr, long r)
 {
@@ -131,6 +170,12 @@ long tp_interrupted(struct xsc_fiber *f, long nr, long r)
 	atomic_store(&f->tp.intr, 0);
 	if (r != -ECANCELED && r != -EINTR)
 		return r;	/* it completed first: the kernel's answer */
+	if (r == -ECANCELED && (nr == SYS_nanosleep || nr == SYS_clock_nanosleep)) {
+		long s = sleep_left(f, nr);
+		if (p)
+			xsc__tp_deliver(f);
+		return s;
+	}
 	if (!p)
 		return -EINTR;	/* its handler ran already (tp_scan) */
 	for (int s = 1; s <= 64; s++)
@@ -169,6 +214,20 @@ static bool wake_wait_locked(struct xsc_fiber *f, int sig)
 	return true;
 }
 
+/* Whether sig, as the program has it now, does nothing when delivered:
+ * ignored, or its default action is to ignore it.  It interrupts no call
+ * (natively the kernel restarts the call without a word). */
+static bool ignored(int sig)
+{
+	void *h = tp.act[sig].handler;
+
+	if (h == SIG_IGN)
+		return true;
+	if (h != SIG_DFL)
+		return false;
+	return sig == SIGCHLD || sig == SIGCONT || sig == SIGURG || sig == SIGWINCH;
+}
+
 /* A signal for another fiber waits in the fiber and is raised on whichever
  * kernel thread runs it, right before it returns to program code; a call
  * or a futex wait it is blocked in is interrupted.  1 if vtid names a
@@ -182,7 +241,9 @@ int tp_tid_post(int vtid, int sig)
 	xsc__spin_lock(&tp.lock);
 	for (struct xsc_fiber *f = tp.tids[(unsigned)vtid % NTID]; f; f = f->tp.link) {
 		if (f->vtid == vtid) {
-			if (sig) {
+			/* natively an ignored signal that is not blocked is
+			 * dropped as it is sent: it interrupts nothing */
+			if (sig && !(ignored(sig) && !(f->sigmask & SIGBIT(sig)))) {
 				pend_locked(f, sig);
 				if (!wake_wait_locked(f, sig) && !(f->sigmask & SIGBIT(sig))) {
 					if (f->tp.call)
@@ -217,8 +278,8 @@ int tp_tid_post(int vtid, int sig)
  * futex wait's EINTR): the handler runs on it, then the call fails with
  * EINTR or restarts, as natively.  A standard signal already handed and
  * not yet raised merges with it, as a pending one does in the kernel.
- * When no such thread waits (every one runs program code, or sleeps,
- * which the runtime does not interrupt), or TP_NHANDED are already
+ * When no such thread waits (every one runs program code), or
+ * TP_NHANDED are already
  * waiting to be raised, the handler still runs on the vcpu (tp.nunhanded
  * counts it; XSC_VERBOSE prints it).  Thread-directed signals (tgkill)
  * are the vcpu's own and never handed. */

@@ -283,6 +283,7 @@ static int start(void)
 	xsc__tp_reap = tp_reap;
 	xsc__tp_scan = tp_scan;
 	xsc__tp_interrupted = tp_interrupted;
+	xsc__tp_posted = tp_posted;
 	tp_deferred_init();
 	tp.cfg = cfg;
 	tp.fork_native = (env = getenv("XSC_FORK")) != NULL && strcmp(env, "native") == 0;

@@ -31,6 +31,8 @@ struct xsc_tp_fiber {
 	uint32_t nsig;			/* handlers run on it (sigsuspend) */
 	int call;			/* entry id + 1 of the call it waits in */
 	long call_nr;			/* that call's number */
+	const long *call_args;		/* a sleep's arguments, and ... */
+	int64_t call_t0;		/* ... when it began (xsc__now()) */
 	_Atomic int intr;		/* a signal asked to interrupt it: 1, 2 canceled */
 	bool setxid;			/* its next set*id is glibc's, process-wide */
 	long setxid_ret;		/* what the handlers' set*id got */

@@ -75,6 +75,16 @@ long xsc__futex_wait(const uint32_t *uaddr, uint32_t val,
 			xsc__timed_disarm(t);
 		return -EAGAIN;
 	}
+	/* a signal sent to this thread already (transparent mode): the
+	 * kernel's futex wait does not sleep then, and fails with EINTR
+	 * once the handler ran.  A sender that comes later finds the fiber
+	 * queued (xsc__futex_interrupt: the same lock) */
+	if (xsc__signal_pending(f)) {
+		xsc__spin_unlock(&b->q.lock);
+		if (t)
+			xsc__timed_disarm(t);
+		return -EINTR;
+	}
 	f->fx_addr = uaddr;
 	f->fx_bits = bits;
 	xsc__wq_push(&b->q.head, f);

@@ -48,6 +48,7 @@ void (*xsc__tp_vcpu_start)(struct xsc_vcpu *v);
 void (*xsc__tp_reap)(struct xsc_fiber *f);
 void (*xsc__tp_scan)(struct xsc_vcpu *v);
 long (*xsc__tp_interrupted)(struct xsc_fiber *f, long nr, long r);
+void (*xsc__tp_posted)(struct xsc_fiber *f);
 
 /* Read the current vcpu after a switch: a fiber may resume on another
  * kernel thread, and the compiler must not reuse a value read before. */

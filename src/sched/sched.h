@@ -159,6 +159,10 @@ extern void (*xsc__tp_scan)(struct xsc_vcpu *v);
  * vcpu steals v's new fibers first (runtime.c). */
 void xsc__rt_may_block(struct xsc_vcpu *v);
 extern long (*xsc__tp_interrupted)(struct xsc_fiber *f, long nr, long r);
+/* Fiber f's call is in flight and a signal was sent to it before: the
+ * shim asks for the call to be interrupted if it is one a signal
+ * interrupts (preload/signals.c). */
+extern void (*xsc__tp_posted)(struct xsc_fiber *f);
 /* transparent mode: runs the signal handlers deferred while v's kernel
  * thread held runtime locks (xsc__spin_unlock, at nlocks 0) */
 extern void (*xsc__tp_deferred)(struct xsc_vcpu *v);
@@ -174,6 +178,14 @@ static inline struct xsc_vcpu *xsc__vcpu(void)
 {
 	__asm__ __volatile__("" ::: "memory");
 	return xsc__self;
+}
+
+/* Transparent mode: whether a signal another thread sent to fiber f is
+ * pending and not blocked (preload/signals.c), so that a wait must not
+ * begin.  Always false for the xsc threads API. */
+static inline bool xsc__signal_pending(const struct xsc_fiber *f)
+{
+	return f->fs && (__atomic_load_n(&f->tp.pending, __ATOMIC_ACQUIRE) & ~f->sigmask);
 }
 
 static inline struct xsc_fiber *xsc__cur(void)

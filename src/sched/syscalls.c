@@ -241,7 +241,16 @@ again:
 	}
 	if (f->fs) {	/* a program's thread: a signal may cancel the call */
 		f->tp.call_nr = nr;
-		f->tp.call = id + 1;
+		if (nr == SYS_nanosleep || nr == SYS_clock_nanosleep) {
+			f->tp.call_args = a;	/* the time left (signals.c) */
+			f->tp.call_t0 = xsc__now();
+		}
+		/* a full barrier, then a look at the signals sent to it: a
+		 * sender that set one before it saw no call to interrupt
+		 * (tp_tid_post); the vcpu cancels it before the next fiber */
+		__atomic_store_n(&f->tp.call, id + 1, __ATOMIC_SEQ_CST);
+		if (xsc__signal_pending(f) && xsc__tp_posted)
+			xsc__tp_posted(f);
 	}
 	ret = xsc__suspend(NULL);	/* the completion resumes us */
 	f->tp.call = 0;
