@@ -138,20 +138,30 @@ void tp_scan(struct xsc_vcpu *v)
  * io_uring timeout; a syscall thread's nanosleep was interrupted by the
  * kernel, which wrote the time left itself): its answer as the kernel
  * gives it, 0 when no time is left, else -EINTR with the time left in
- * *rem for a relative sleep (-EFAULT if it cannot be written). */
+ * *rem for a relative sleep (-EFAULT if it cannot be written).  The
+ * kernel's timer expires at the start plus the request on the sleep's
+ * clock, in 64-bit nanoseconds that saturate (`sleep infinity` asks for
+ * the largest time_t): the time left is that expiry less now. */
+#define KTIME_MAX INT64_MAX
+
 static long sleep_left(const struct xsc_fiber *f, long nr)
 {
 	const long *a = f->tp.call_args;
 	const void *req = (const void *)(nr == SYS_nanosleep ? a[0] : a[2]);
 	void *rem = (void *)(nr == SYS_nanosleep ? a[1] : a[3]);
-	struct timespec ts;
-	int64_t left;
+	struct timespec ts, now = { 0, 0 };
+	int64_t want, end, left;
 
-	if (xsc__ucopy_in(&ts, req, sizeof(ts)))
-		return -EINTR;	/* read when the call began: cannot fail */
-	left = ts.tv_sec * 1000000000LL + ts.tv_nsec - (xsc__now() - f->tp.call_t0);
 	if (nr == SYS_clock_nanosleep && (a[1] & TIMER_ABSTIME))
 		return -EINTR;	/* no time left is reported */
+	if (xsc__ucopy_in(&ts, req, sizeof(ts)))
+		return -EINTR;	/* read when the call began: cannot fail */
+	xsc__sys2(SYS_clock_gettime, nr == SYS_nanosleep ? CLOCK_MONOTONIC : a[0],
+		  (long)&now);
+	want = ts.tv_sec >= KTIME_MAX / 1000000000 ? KTIME_MAX :
+	       ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	end = f->tp.call_t0 > KTIME_MAX - want ? KTIME_MAX : f->tp.call_t0 + want;
+	left = end - (now.tv_sec * 1000000000LL + now.tv_nsec);
 	if (left <= 0)
 		return 0;
 	if (!rem)

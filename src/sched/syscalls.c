@@ -242,8 +242,13 @@ again:
 	if (f->fs) {	/* a program's thread: a signal may cancel the call */
 		f->tp.call_nr = nr;
 		if (nr == SYS_nanosleep || nr == SYS_clock_nanosleep) {
-			f->tp.call_args = a;	/* the time left (signals.c) */
-			f->tp.call_t0 = xsc__now();
+			/* the time left (preload/signals.c): on the sleep's
+			 * own clock, as the kernel counts it */
+			struct timespec now = { 0, 0 };
+			xsc__sys2(SYS_clock_gettime, nr == SYS_nanosleep ?
+				  CLOCK_MONOTONIC : a[0], (long)&now);
+			f->tp.call_args = a;
+			f->tp.call_t0 = now.tv_sec * 1000000000LL + now.tv_nsec;
 		}
 		/* a full barrier, then a look at the signals sent to it: a
 		 * sender that set one before it saw no call to interrupt

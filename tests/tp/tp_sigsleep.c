@@ -10,7 +10,8 @@
  * not interrupt sleeps), and a pthread_kill of an ignored signal ended a
  * blocked call with EINTR (2026-11-26).  Main blocks SIGUSR1 and signals
  * the process while one thread sleeps 5 s in nanosleep, then while one
- * sleeps until 5 s from now in clock_nanosleep; then sends SIGWINCH with
+ * sleeps for ever (the largest time_t, as `sleep infinity` does), then
+ * while one sleeps until 5 s from now in clock_nanosleep; then sends SIGWINCH with
  * pthread_kill to a thread sleeping 0.3 s.  Prints what each sleep
  * returned; exit 0 when all are as expected.
  */
@@ -70,6 +71,31 @@ static void *rel_sleeper(void *arg)
 	printf("nanosleep 5 s: %s, handler on this thread: %d, 3-5 s left: %s\n",
 	       r < 0 ? strerror(e) : "slept", handled_here,
 	       rem.tv_sec >= 3 && rem.tv_sec < 5 ? "yes" : "no");
+	failures += !ok;
+	return NULL;
+}
+
+/* `sleep infinity` (coreutils) asks for the largest time_t: the kernel
+ * saturates the timer's expiry at its end of time (2^63 - 1 ns of
+ * CLOCK_MONOTONIC), and reports what is left of that */
+static void *inf_sleeper(void *arg)
+{
+	struct timespec req = { (time_t)((~0ULL) >> 1), 0 }, rem = { -1, -1 }, now;
+	long expect;
+	int r, e, ok;
+
+	(void)arg;
+	take_usr1();
+	atomic_store(&started, 1);
+	r = nanosleep(&req, &rem);
+	e = errno;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	expect = 9223372036L - now.tv_sec;
+	ok = r < 0 && e == EINTR && handled_here == 1 && rem.tv_sec >= expect - 2 &&
+	     rem.tv_sec <= expect + 1;
+	printf("nanosleep forever: %s, handler on this thread: %d, the kernel's end "
+	       "of time left: %s\n", r < 0 ? strerror(e) : "slept", handled_here,
+	       rem.tv_sec >= expect - 2 && rem.tv_sec <= expect + 1 ? "yes" : "no");
 	failures += !ok;
 	return NULL;
 }
@@ -147,6 +173,7 @@ int main(void)
 	/* only the sleepers take it (take_usr1) */
 	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
 	one(rel_sleeper, SIGUSR1, 0);
+	one(inf_sleeper, SIGUSR1, 0);
 	one(abs_sleeper, SIGUSR1, 0);
 	one(short_sleeper, SIGWINCH, 1);
 	return failures != 0;
