@@ -73,15 +73,10 @@ typedef long (*emulator)(long nr, const long *a, ucontext_t *uc);
  * probe and the copy is not covered.) */
 #define PAGE 4096UL
 
-static int probe(uintptr_t a, size_t len, bool write)
-{
-	return xsc__uprobe(a, len, write);
-}
-
 /* 0, or -EFAULT where the kernel's copy_from_user would fail */
 int tp_copy_in(void *dst, const void *usrc, size_t len)
 {
-	if (probe((uintptr_t)usrc, len, false))
+	if (xsc__uprobe((uintptr_t)usrc, len, false))
 		return -EFAULT;
 	memcpy(dst, usrc, len);
 	return 0;
@@ -90,7 +85,7 @@ int tp_copy_in(void *dst, const void *usrc, size_t len)
 /* 0, or -EFAULT where the kernel's copy_to_user would fail */
 int tp_copy_out(void *udst, const void *src, size_t len)
 {
-	if (probe((uintptr_t)udst, len, true))
+	if (xsc__uprobe((uintptr_t)udst, len, true))
 		return -EFAULT;
 	memcpy(udst, src, len);
 	return 0;
@@ -116,7 +111,7 @@ int tp_readable(struct xsc_vcpu *v, const uint32_t *u)
 	}
 	if (*slot == pg && pg)
 		return 0;
-	if (probe((uintptr_t)u, sizeof(*u), false))
+	if (xsc__uprobe((uintptr_t)u, sizeof(*u), false))
 		return -EFAULT;
 	*slot = pg;
 	return 0;
@@ -163,7 +158,7 @@ static long em_clone3(long nr, const long *a, ucontext_t *uc)
 		const unsigned char *rest = (const unsigned char *)a[0] + sizeof(args);
 		size_t n = size - sizeof(args);
 
-		if (probe((uintptr_t)rest, n, false))
+		if (xsc__uprobe((uintptr_t)rest, n, false))
 			return -EFAULT;
 		for (size_t i = 0; i < n; i++)	/* in place: no page on the stack */
 			if (rest[i])
