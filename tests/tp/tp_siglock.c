@@ -23,6 +23,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -83,6 +84,24 @@ static void *sem_waiter(void *arg)
 	}
 }
 
+/* Waits until more than n handlers ran; false (with a line on stderr)
+ * after 5 s.  what and k name the signal sent. */
+static bool handled_in_time(int n, const char *what, int k)
+{
+	struct timespec t0, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (atomic_load(&handled) <= n) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec > 5) {
+			fprintf(stderr, "tp_siglock: %s %d not handled in 5 s\n", what, k);
+			return false;
+		}
+		sched_yield();
+	}
+	return true;
+}
+
 int main(void)
 {
 	struct sigaction sa;
@@ -106,34 +125,13 @@ int main(void)
 		usleep(1000);
 	usleep(20000);	/* both wait */
 	for (int n = 0; n < ROUNDS && !fail; n++) {
-		struct timespec t0, now;
 		kill(getpid(), SIGUSR1);
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		while (atomic_load(&handled) <= n) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (now.tv_sec - t0.tv_sec > 5) {
-				fprintf(stderr, "tp_siglock: signal %d not handled in 5 s\n", n);
-				fail = 1;
-				break;
-			}
-			sched_yield();
-		}
+		fail = !handled_in_time(n, "signal", n);
 	}
 	/* then to the condition waiter itself: pthread_kill */
 	for (int n = ROUNDS; n < ROUNDS + KILLS && !fail; n++) {
-		struct timespec t0, now;
 		pthread_kill(t[0], SIGUSR1);
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		while (atomic_load(&handled) <= n) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (now.tv_sec - t0.tv_sec > 5) {
-				fprintf(stderr, "tp_siglock: pthread_kill %d not handled in 5 s\n",
-					n - ROUNDS);
-				fail = 1;
-				break;
-			}
-			sched_yield();
-		}
+		fail = !handled_in_time(n, "pthread_kill", n - ROUNDS);
 	}
 	pthread_mutex_lock(&m);
 	released = 1;
