@@ -49,11 +49,10 @@ void xsc__futex_forget(void)
 	memset(buckets, 0, sizeof(buckets));
 }
 
-long xsc__futex_wait(const uint32_t *uaddr, uint32_t val,
-		     const struct timespec *abs_mono, uint32_t bits)
+static long wait_on(struct bucket *b, const uint32_t *uaddr, uint32_t val,
+		   const struct timespec *abs_mono, uint32_t bits)
 {
 	struct xsc_fiber *f = xsc__cur();
-	struct bucket *b = bucket_of(uaddr);
 	struct xsc_timed *t = NULL;
 	long ret;
 
@@ -86,11 +85,23 @@ long xsc__futex_wait(const uint32_t *uaddr, uint32_t val,
 		return -EINTR;
 	}
 	f->fx_addr = uaddr;
+	f->fx_q = &b->q;
 	f->fx_bits = bits;
 	xsc__wq_push(&b->q.head, f);
 	if (t)
 		return xsc__timed_park(t);
 	return xsc__suspend(&b->q.lock);	/* 0: woken */
+}
+
+long xsc__futex_wait(const uint32_t *uaddr, uint32_t val,
+		     const struct timespec *abs_mono, uint32_t bits)
+{
+	return wait_on(bucket_of(uaddr), uaddr, val, abs_mono, bits);
+}
+
+long xsc__futex_wait_q(xsc_cond_t *q, const uint32_t *uaddr, uint32_t val)
+{
+	return wait_on((struct bucket *)q, uaddr, val, NULL, ~0u);
 }
 
 /* A signal for fiber f (preload/signals.c): if f waits on a futex, it
@@ -106,9 +117,11 @@ bool xsc__futex_interrupt(struct xsc_fiber *f)
 
 		if (!a)
 			return false;
-		b = bucket_of(a);
+		/* its queue: a hash bucket, or a private one (fdq.c) */
+		b = (struct bucket *)__atomic_load_n(&f->fx_q, __ATOMIC_ACQUIRE);
 		xsc__spin_lock(&b->q.lock);
-		if (__atomic_load_n(&f->fx_addr, __ATOMIC_RELAXED) != a) {
+		if (__atomic_load_n(&f->fx_addr, __ATOMIC_RELAXED) != a ||
+		    __atomic_load_n(&f->fx_q, __ATOMIC_RELAXED) != &b->q) {
 			xsc__spin_unlock(&b->q.lock);
 			continue;
 		}
@@ -145,9 +158,8 @@ static int take(struct bucket *b, const uint32_t *uaddr, int n, uint32_t bits,
 	return cnt;
 }
 
-long xsc__futex_wake(const uint32_t *uaddr, int n, uint32_t bits)
+static long wake_on(struct bucket *b, const uint32_t *uaddr, int n, uint32_t bits)
 {
-	struct bucket *b = bucket_of(uaddr);
 	struct xsc_fiber *list = NULL, *f;
 	int cnt;
 
@@ -163,6 +175,16 @@ long xsc__futex_wake(const uint32_t *uaddr, int n, uint32_t bits)
 		xsc__resume(f, 0);
 	}
 	return cnt;
+}
+
+long xsc__futex_wake(const uint32_t *uaddr, int n, uint32_t bits)
+{
+	return wake_on(bucket_of(uaddr), uaddr, n, bits);
+}
+
+long xsc__futex_wake_q(xsc_cond_t *q, const uint32_t *uaddr, int n)
+{
+	return wake_on((struct bucket *)q, uaddr, n, ~0u);
 }
 
 /* FUTEX_REQUEUE / FUTEX_CMP_REQUEUE: wake nwake, move up to nmove of the
@@ -213,6 +235,7 @@ long xsc__futex_requeue(const uint32_t *uaddr, int nwake, int nmove,
 				continue;
 			}
 			i->fx_addr = uaddr2;
+			i->fx_q = &b2->q;
 			i->rnext = NULL;
 			if (mt)
 				mt->rnext = i;
