@@ -586,6 +586,11 @@ struct xsc_stats {
 	uint64_t full_waits;	/* back-pressure waits on full pages */
 };
 int xsc_stats_get(struct xsc *x, struct xsc_stats *s);
+/* The sums of the statistics of the runtime's kernel threads (xsc
+ * threads: each has a handle of its own), read while they run; *waits
+ * (may be NULL) gets the readiness waits that completed: fibers parked on
+ * a descriptor without an entry.  -ESRCH when no runtime runs. */
+int xsc_runtime_stats(struct xsc_stats *s, uint64_t *waits);
 
 #ifdef __cplusplus
 }

@@ -173,6 +173,7 @@ struct xsc {
 	unsigned ndone;		/* DONE and not released */
 	unsigned inflight_uring; /* entries with CQEs outstanding */
 	unsigned inflight_waits; /* readiness waits (xsc__uring_wait_fd) */
+	uint64_t waits_done;	/* readiness waits completed (xsc_runtime_stats) */
 	unsigned inflight_worker;
 	/* per number, the head of its entries: sysno, nargs and the route
 	 * (probe.c), copied into an entry by one 32-bit store */
@@ -496,6 +497,7 @@ bool xsc__fdwait_thread(const struct xsc *x, int tid, uint64_t *tcb);
 static inline void xsc__wait_done(struct xsc *x, uint64_t tag, long revents)
 {
 	x->inflight_waits--;
+	x->waits_done++;
 	x->cfg.done_cb(x->cfg.done_arg, -1, revents, tag);
 }
 /* A readiness wait on whichever of the two the handle has; -ENOTSUP if

@@ -806,6 +806,10 @@ static void on_done(void *arg, int id, long ret, uint64_t tag)
 		xsc__timed_done((void *)(uintptr_t)(tag & ~1ULL));
 		return;
 	}
+	if (tag & XSC_TAG_FDQ) {	/* a descriptor's turn (fdq.c) */
+		xsc__fdq_ready((struct xsc_fdq *)(uintptr_t)(tag & ~XSC_TAG_FDQ));
+		return;
+	}
 	if (!f)
 		return;
 	/* (in transparent mode the shim raises it: preload.c dispatch) */
@@ -858,6 +862,33 @@ static void *main_fiber(void *arg)
 	for (int i = 0; i < xsc__rt.n; i++)
 		xsc__kick(xsc__rt.v[i].x);
 	return NULL;
+}
+
+_Static_assert(sizeof(struct xsc_stats) % sizeof(uint64_t) == 0,
+	       "xsc_runtime_stats sums struct xsc_stats as uint64_t words");
+
+XSC_EXPORT int xsc_runtime_stats(struct xsc_stats *s, uint64_t *waits)
+{
+	uint64_t *sum = (uint64_t *)s;
+	uint64_t w = 0;
+
+	if (!xsc__rt.v || !xsc__rt.n)
+		return -ESRCH;
+	memset(s, 0, sizeof(*s));
+	/* every field a uint64_t (xsc.h); each read as its own atomic word,
+	 * since the vcpus go on counting */
+	for (int i = 0; i < xsc__rt.n; i++) {
+		struct xsc *x = xsc__rt.v[i].x;
+		if (!x)
+			continue;
+		const uint64_t *f = (const uint64_t *)&x->st;
+		for (size_t k = 0; k < sizeof(*s) / sizeof(uint64_t); k++)
+			sum[k] += __atomic_load_n(&f[k], __ATOMIC_RELAXED);
+		w += __atomic_load_n(&x->waits_done, __ATOMIC_RELAXED);
+	}
+	if (waits)
+		*waits = w;
+	return 0;
 }
 
 XSC_EXPORT void xsc_runtime_config_init(struct xsc_runtime_config *cfg)
@@ -1135,6 +1166,7 @@ void xsc__rt_forget(void)
 	atomic_store(&xsc__rt.rr, 0);
 	xsc__rt.quiet = true;
 	xsc__futex_forget();
+	xsc__fdq_forget();
 	xsc__sync_forget();
 	xsc__sandbox_forget();
 }

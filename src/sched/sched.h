@@ -82,8 +82,11 @@ struct xsc_fiber {
 	void *robust;			/* set_robust_list head (kept, not walked) */
 	size_t robust_len;
 	struct xsc_tp_fiber tp;		/* the rest: preload/state.h */
+	struct xsc_vcpu *turn_v;	/* the vcpu its descriptor turn counts on (fdq.c) */
 	/* futex waits (futex.c) */
 	const uint32_t *fx_addr;
+	xsc_cond_t *fx_q;		/* the queue it waits in: a hash bucket's
+					   or a private one (fdq.c) */
 	uint32_t fx_bits;
 };
 
@@ -117,6 +120,7 @@ struct xsc_vcpu {
 	/* fibers waiting for a free syscall entry (vcpu-local, no lock) */
 	struct xsc_wq ewait;
 	uint64_t switches;
+	_Atomic int holding;		/* descriptor turns its fibers hold (fdq.c) */
 	unsigned sandbox_gen;		/* sandbox changes applied here (sandbox.c) */
 	volatile int nlocks;		/* runtime spinlocks its kernel thread holds */
 } __attribute__((aligned(64)));
@@ -258,6 +262,18 @@ static inline bool xsc__rt_creds_behind(const struct xsc_vcpu *v)
 }
 void xsc__rt_creds_catch_up(struct xsc_vcpu *v);
 
+/* Fibers that wait on one descriptor take turns (fdq.c).  Before a call
+ * that may wait for another party is posted: NULL, or the record the
+ * fiber now holds the turn of (it may have waited for it), which
+ * xsc__fdq_leave(q, nr, a) gives back once the call returned.  A
+ * readiness wait's completion tagged XSC_TAG_FDQ calls xsc__fdq_ready. */
+struct xsc_fdq;
+#define XSC_TAG_FDQ 2ULL
+struct xsc_fdq *xsc__fdq_enter(struct xsc_vcpu *v, long nr, const long *a);
+void xsc__fdq_leave(struct xsc_fdq *q, long nr, const long *a);
+void xsc__fdq_ready(struct xsc_fdq *q);
+void xsc__fdq_forget(void);
+
 /* Completion of a timed condition wait's timer entry (sync.c). */
 void xsc__timed_done(void *rec);
 
@@ -282,6 +298,11 @@ long xsc__futex_wait(const uint32_t *uaddr, uint32_t val,
 		     const struct timespec *abs_mono, uint32_t bits);
 long xsc__futex_wake(const uint32_t *uaddr, int n, uint32_t bits);
 bool xsc__futex_interrupt(struct xsc_fiber *f);
+/* The same on a private queue q instead of the address's hash bucket
+ * (every waiter and waker of uaddr must use q): no walk past other
+ * addresses' waiters.  Untimed, every bit. */
+long xsc__futex_wait_q(xsc_cond_t *q, const uint32_t *uaddr, uint32_t val);
+long xsc__futex_wake_q(xsc_cond_t *q, const uint32_t *uaddr, int n);
 long xsc__futex_requeue(const uint32_t *uaddr, int nwake, int nmove,
 			const uint32_t *uaddr2, const uint32_t *cmpval);
 /* Timed waits shared by condition variables and futexes (sync.c). */

@@ -55,50 +55,6 @@ static long outside(long nr, const long *a)
 	return xsc_call(thread_x, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
-/* With more than half of the vcpu's entries in flight, a call that may
- * wait for another fiber (a read of an empty pipe, an accept, a write to
- * a full socket) first waits for readiness without holding an entry, and
- * takes one only once its fd is ready.  Blocked calls then hold at most
- * half the entries, and the calls that would release them (the writer of
- * the pipe a blocked reader waits on) always find one: before, 100,000
- * fibers in ping-pong pairs filled every entry of a kernel thread with
- * blocked reads and the writers waited for an entry for good.  Below
- * the threshold nothing changes (one submission per call).  A
- * non-blocking fd or MSG_DONTWAIT answers at once, so it never waits
- * here; a wait that fails (no ring, a bad fd) just lets the call give
- * the kernel's answer. */
-static void wait_ready(struct xsc_vcpu *v, struct xsc_fiber *f, long nr,
-		       const long *a)
-{
-	unsigned ev;
-	long flags = 0;		/* the socket calls' MSG_* argument */
-
-	switch (nr) {
-	case SYS_read: case SYS_readv: case SYS_accept: case SYS_accept4:
-		ev = POLLIN;
-		break;
-	case SYS_write: case SYS_writev:
-		ev = POLLOUT;
-		break;
-	case SYS_recvfrom: ev = POLLIN; flags = a[3]; break;
-	case SYS_recvmsg: ev = POLLIN; flags = a[2]; break;
-	case SYS_sendto: ev = POLLOUT; flags = a[3]; break;
-	case SYS_sendmsg: ev = POLLOUT; flags = a[2]; break;
-	default:
-		return;
-	}
-	if (flags & MSG_DONTWAIT)
-		return;
-	/* the finite resource: entries with a ring, syscall threads without */
-	if ((v->x->have_ring ? v->x->nfree * 2 >= v->x->n :
-	     v->x->inflight_worker * 2 < v->x->cfg.max_workers) ||
-	    xsc__fd_nonblocking(v->x, (int)a[0]) != 0)
-		return;
-	if (xsc__wait_fd(v->x, (int)a[0], ev, (uint64_t)(uintptr_t)f) < 0)
-		return;
-	xsc__suspend(NULL);	/* the poll's completion resumes us */
-}
-
 static long fiber_call(long nr, const long *a);
 
 /* A program's own io_uring.  A fiber waiting in io_uring_enter for completions would hold its vcpu in
@@ -195,6 +151,7 @@ static long fiber_call(long nr, const long *a)
 {
 	struct xsc_vcpu *v = xsc__vcpu();
 	struct xsc_fiber *f = v ? v->cur : NULL;
+	struct xsc_fdq *q;
 	long ret;
 	int id;
 
@@ -223,10 +180,16 @@ static long fiber_call(long nr, const long *a)
 	    xsc__cheap_here(v->x, &xsc__sys[nr], (const int64_t *)a))
 		return xsc__call_here(nr, (const int64_t *)a);
 again:
-	wait_ready(v, f, nr, a);
+	/* a call that may wait for another party takes its descriptor's
+	 * turn first (fdq.c): one fiber in the kernel per descriptor and
+	 * direction, the others queued without an entry */
+	q = xsc__fdq_enter(v, nr, a);
 	id = xsc__post_fiber(nr, a, (uint64_t)(uintptr_t)f);
-	if (id < 0)
+	if (id < 0) {
+		if (q)
+			xsc__fdq_leave(q, nr, a);
 		return id;
+	}
 	if (nr == SYS_accept4 || nr == SYS_accept) {
 		/* A new connection is new work: hand the accept over now
 		 * rather than at the end of the round.  io_uring tries it at
@@ -259,6 +222,8 @@ again:
 	}
 	ret = xsc__suspend(NULL);	/* the completion resumes us */
 	f->tp.call = 0;
+	if (q)
+		xsc__fdq_leave(q, nr, a);
 	if (__builtin_expect(f->sigpipe, 0)) {
 		/* write(2) sends it to the caller before it returns */
 		f->sigpipe = false;
