@@ -137,6 +137,7 @@ static void *waiter_thread(void *arg)
 			uint32_t re = evs[i].events;
 			if (fd == f->evfd) {
 				pthread_mutex_unlock(&f->lock);
+				xsc__own_thread_end();
 				return NULL;	/* the handle closes */
 			}
 			struct waiter **pp = &f->fds[fd].w;
@@ -190,6 +191,7 @@ int xsc__fdwait_start(struct xsc *x)
 		return -EAGAIN;
 	}
 	pthread_attr_destroy(&attr);
+	xsc__own_thread_start();	/* not a thread of the program's */
 	/* its id, before glibc's set*id round can look for it (preload/signals.c setxid) */
 	while (!atomic_load(&f->tid))
 		sched_yield();

@@ -450,6 +450,13 @@ void xsc__say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * keeps its own two open): a runtime thread takes none of the program's
  * signals, not even before it sets its own mask (complete.c). */
 void xsc__attr_blocked(pthread_attr_t *attr);
+/* The runtime's threads made with pthread_create are not the program's:
+ * xsc__own_thread_start() after each is created, xsc__own_thread_end()
+ * right before its start routine returns (ownthreads.c).  False when
+ * glibc's thread count is not found: they then keep the process alive. */
+bool xsc__own_threads_uncounted(void);
+void xsc__own_thread_start(void);
+void xsc__own_thread_end(void);
 
 /* Wake word (handle.c): any thread may kick the owner out of a wait. */
 void xsc__kick(struct xsc *x);

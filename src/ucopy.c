@@ -20,7 +20,6 @@
  */
 #include "internal.h"
 
-#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -30,28 +29,26 @@
 #include "rawsys.h"
 
 /* Our pid, refreshed in a forked child (one getpid per copy would double
- * the cost of every checked copy). */
+ * the cost of every checked copy): a child made through libc's fork has
+ * another fork generation (handle.c's child handler, registered when the
+ * first handle opened).  Not a pthread_once and a handler of its own,
+ * first made here: a copy runs in the scheduler too (a stat's completion
+ * reaped), and pthread_atfork takes glibc's fork lock, which a thread of
+ * the program holds while it forks: the vcpu slept in the kernel on it
+ * (transparent mode, tests/tp/tp_forkexit.c: a fork beside a thread whose
+ * pthread_exit loads libgcc_s). */
 static _Atomic long self_pid;
-
-static void forget_pid(void)
-{
-	atomic_store(&self_pid, 0);
-}
-
-static void watch_fork(void)
-{
-	pthread_atfork(NULL, NULL, forget_pid);
-}
+static _Atomic unsigned self_gen;	/* the fork generation self_pid is of */
 
 static long my_pid(void)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	unsigned gen = atomic_load(&xsc__fork_gen);
 	long pid = atomic_load(&self_pid);
 
-	if (!pid) {
-		pthread_once(&once, watch_fork);
+	if (!pid || atomic_load(&self_gen) != gen) {
 		pid = xsc__sys0(SYS_getpid);
 		atomic_store(&self_pid, pid);
+		atomic_store(&self_gen, gen);
 	}
 	return pid;
 }

@@ -306,6 +306,7 @@ static void *pthread_main(void *arg)
 		sigdelset(&set, XSC_CANCEL_SIGNAL);
 	pthread_sigmask(SIG_SETMASK, &set, NULL);	/* keeps glibc's own */
 	loop(t);
+	xsc__own_thread_end();
 	return NULL;
 }
 
@@ -399,6 +400,8 @@ static int pthread_spawn(struct wthread *t)
 	}
 	ret = -pthread_create(&t->th, &attr, pthread_main, t);
 	pthread_attr_destroy(&attr);
+	if (ret == 0)
+		xsc__own_thread_start();	/* not a thread of the program's */
 	return ret;
 }
 

@@ -194,7 +194,7 @@ static long em_exec(long nr, const long *a, ucontext_t *uc)
 
 static long em_exit(long nr, const long *a, ucontext_t *uc)
 {
-	tp_thread_exit();
+	tp_thread_exit((int)a[0]);
 }
 
 static long em_gettid(long nr, const long *a, ucontext_t *uc)
@@ -466,7 +466,7 @@ long xsc__tp_handler_call(struct xsc_vcpu *v, long nr, const long *a)
 			v->tp.in_handler = 0;
 			v->tp.sigmask = ~0ULL;	/* the handler's mask: the next
 						   fiber sets its own */
-			tp_thread_exit();
+			tp_thread_exit((int)a[0]);
 		}
 		break;
 	default:

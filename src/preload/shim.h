@@ -107,6 +107,7 @@ struct tp_state {
 	uintptr_t text_lo, text_hi;
 	_Atomic int next_vtid;
 	_Atomic long nthreads;		/* fibers created by clone */
+	_Atomic long live;		/* the program's threads not ended yet */
 	uint32_t lock;			/* act[] and the tid table */
 	struct kact act[65];		/* handlers as the program sees them */
 	struct xsc_fiber *tids[NTID];
@@ -213,7 +214,7 @@ struct xsc_fiber *tp_rec_get(void);
 long tp_spawn(uint64_t flags, uint64_t sp, int *ptid, int *ctid,
 		  uint64_t tls, ucontext_t *uc);
 void tp_reap(struct xsc_fiber *f);
-_Noreturn void tp_thread_exit(void);
+_Noreturn void tp_thread_exit(int code);
 void tp_repin(struct xsc_vcpu *v);
 long tp_fork_like(long nr, const long *a, ucontext_t *uc);
 long tp_exec(long nr, const long *a);

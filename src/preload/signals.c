@@ -692,9 +692,12 @@ void tp_watch(void)
 	if (pthread_create(&tp.wd_th, &attr, watchdog, NULL) != 0)
 		xsc__say("xsc run: no preemption thread: a fiber that spins without "
 			 "system calls keeps its vcpu\n");
-	else	/* its id, before any set*id round can look for it (setxid) */
+	else {	/* it runs for good (xsc__own_thread_end never due) */
+		xsc__own_thread_start();	/* not a thread of the program's */
+		/* its id, before any set*id round can look for it (setxid) */
 		while (!atomic_load(&tp.wd_tid))
 			sched_yield();
+	}
 	pthread_attr_destroy(&attr);
 }
 

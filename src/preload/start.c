@@ -129,6 +129,7 @@ static void rearm(void)
 		atomic_store(&tp_accepting[s], 0);
 	atomic_store(&tp.stray, 0);
 	atomic_store(&tp.nthreads, 0);
+	atomic_store(&tp.live, 1);	/* the thread that forked */
 	f->vtid = (int)tp.child_pid;	/* gettid() == getpid(), as natively */
 	f->tp.link = NULL;
 	f->home = NULL;
@@ -273,6 +274,7 @@ static int start(void)
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, 0, &mask, 8);
 	mainf->sigmask = mask & ~SIGBIT(SIGSYS);
 	tp_account(~0ULL, mainf->sigmask);
+	atomic_store(&tp.live, 1);
 	tp.tkill_code = tkill_code();
 	/* the kernel would keep updating the area for this (soon parked)
 	 * thread, not for whichever vcpu runs main: make sched_getcpu() ask */
@@ -297,6 +299,10 @@ static int start(void)
 		xsc__say("xsc run: cannot start the vcpus\n");
 		abort();	/* threads may already run with dispatch on */
 	}
+	if (tp.verbose && !xsc__own_threads_uncounted())
+		xsc__say("xsc run: glibc's thread count (__nptl_nthreads) not found: "
+			 "a process whose main thread is not its last ends without "
+			 "running its atexit handlers\n");
 	/* glibc installs its SIGSETXID handler at the first pthread_create,
 	 * the runtime's own: setxid() runs it, and through the trampoline
 	 * its calls trap into in_handler() wherever it runs.  (SIGCANCEL's,

@@ -111,6 +111,7 @@ long tp_spawn(uint64_t flags, uint64_t sp, int *ptid, int *ctid,
 	tp_tid_add(f);
 	tp_account(~0ULL, f->sigmask);
 	atomic_fetch_add(&tp.nthreads, 1);
+	atomic_fetch_add(&tp.live, 1);	/* by a live thread: never from 0 */
 	xsc__rt_adopt(f);
 	return f->vtid;
 }
@@ -133,11 +134,21 @@ void tp_reap(struct xsc_fiber *f)
 	rec_put(f);
 }
 
-_Noreturn void tp_thread_exit(void)
+/* A thread of the program ends with the exit system call.  The last one
+ * to end never gets here through glibc, which calls exit(0) in it instead
+ * (src/ownthreads.c): one that does made a bare exit system call of its
+ * own (or main did, unseen by glibc's count), or glibc's count was not
+ * found.  Natively the kernel then ends the process with that last
+ * thread's code (tests/tp/tp_lastthread.c, bare-exit-*), running no
+ * atexit handler; here too, or the runtime's threads would keep it
+ * alive. */
+_Noreturn void tp_thread_exit(int code)
 {
 	struct xsc_vcpu *v = xsc__vcpu();
 	struct xsc_fiber *f = v->cur;
 
+	if (atomic_fetch_sub(&tp.live, 1) == 1)
+		xsc__sys1(SYS_exit_group, code);
 	v->dead = f;
 	xsc__ctx_exit(&f->ctx, &v->sched);
 	abort();

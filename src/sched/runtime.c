@@ -831,8 +831,10 @@ static void *vcpu_thread(void *arg)
 	if (ret == 0 && xsc__tp_vcpu_start)
 		xsc__tp_vcpu_start(v);
 	atomic_store(&v->inited, ret < 0 ? ret : 1);
-	if (ret < 0)
+	if (ret < 0) {
+		xsc__own_thread_end();
 		return NULL;
+	}
 	loop(v);
 	if (atomic_load(&xsc__rt.closing)) {
 		/* xsc_main failed to start: this thread closes its own
@@ -842,6 +844,7 @@ static void *vcpu_thread(void *arg)
 		xsc_close(v->x);
 		v->x = NULL;
 	}
+	xsc__own_thread_end();
 	return NULL;
 }
 
@@ -1061,6 +1064,7 @@ static int vcpu_spawn(struct xsc_vcpu *v)
 
 	if (ret)
 		return ret;
+	xsc__own_thread_start();	/* not a thread of the program's */
 	while (!atomic_load(&v->inited))
 		sched_yield();
 	ret = atomic_load(&v->inited);

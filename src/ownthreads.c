@@ -1,0 +1,67 @@
+/*
+ * ownthreads.c - the runtime's own threads do not keep a process alive.
+ *
+ * glibc ends a process when the last of its threads ends: it counts the
+ * threads pthread_create made, plus the main thread (__nptl_nthreads),
+ * and the thread that brings the count to zero calls exit(0) instead of
+ * ending alone, in start_thread after its start routine returned or in
+ * main's pthread_exit, once its pthread keys' destructors ran; so the
+ * atexit handlers and destructors run and stdio is flushed.  The
+ * runtime's kernel threads made with pthread_create (vcpus, fdwait
+ * waiters, pthread syscall threads, transparent mode's watchdog) were in
+ * that count: a program whose main called pthread_exit, or a forked
+ * child whose one thread returned from its start routine, lost its last
+ * thread and never ended, the runtime's threads waiting for work.
+ *
+ * So each such thread is taken out of glibc's count once created, and put
+ * back just before it returns (glibc then takes it out as it ends): the
+ * count is the program's threads, and glibc makes the decision it makes
+ * natively, in the thread it makes it in.  The count is glibc's private
+ * symbol, found at run time; without it the runtime's threads count, and
+ * transparent mode ends the process itself when its last thread makes
+ * the exit system call (preload/threads.c), without the atexit handlers.
+ *
+ * Update every pthread_create of a runtime thread when this changes:
+ * xsc__own_thread_start() after it, xsc__own_thread_end() at the end of
+ * its start routine (runtime.c vcpu_spawn, fdwait.c, worker.c,
+ * preload/signals.c tp_watch).  Raw clones (clone.S) are not counted.
+ */
+#include "internal.h"
+
+#include <dlfcn.h>
+
+static unsigned *nthreads;	/* glibc's count, or NULL */
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void find(void)
+{
+	unsigned *p = dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE");
+
+	/* a count of the threads of a live process is at least one */
+	if (p && __atomic_load_n(p, __ATOMIC_RELAXED) >= 1)
+		nthreads = p;
+}
+
+bool xsc__own_threads_uncounted(void)
+{
+	pthread_once(&once, find);
+	return nthreads != NULL;
+}
+
+/* The creator, once pthread_create has succeeded: glibc counted the new
+ * thread before cloning it.  The count never drops below the program's
+ * threads: the creator is one of them, or the runtime starting. */
+void xsc__own_thread_start(void)
+{
+	if (xsc__own_threads_uncounted())
+		__atomic_fetch_sub(nthreads, 1, __ATOMIC_SEQ_CST);
+}
+
+/* The runtime's thread, right before its start routine returns: glibc
+ * takes it out of the count as it ends, as it took it in.  Between the two
+ * the count is one more than the program's threads, never one less. */
+void xsc__own_thread_end(void)
+{
+	if (xsc__own_threads_uncounted())
+		__atomic_fetch_add(nthreads, 1, __ATOMIC_SEQ_CST);
+}
