@@ -806,6 +806,24 @@ void tp_deferred_init(void)
 	xsc__tp_deferred = run_deferred;
 }
 
+/* The thread pointer a handler runs with: that of the thread it runs on,
+ * v->cur's, or the vcpu's own between fibers, whatever the kernel thread
+ * had loaded when the signal came.  The two differ around each switch
+ * (runtime.c, tls_in), and where a load is an arch_prctl the kernel
+ * delivers signals at its return, inside that window.  Returns the
+ * pointer to load again after the handler, 0 if it was the right one
+ * already.  Not while setxid() runs a handler as another thread: it
+ * blocks every signal but faults. */
+static uint64_t handler_tls(struct xsc_vcpu *v)
+{
+	uint64_t want = v->cur ? v->cur->fs : v->tp.fs, was = rdfsbase();
+
+	if (!want || was == want || v->tp.setxid)
+		return 0;
+	set_fs(want);
+	return was;
+}
+
 void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 {
 	struct xsc_vcpu *v = xsc__tp ? xsc__vcpu() : NULL;
@@ -861,10 +879,13 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 			xsc__kick(v->x);
 	}
 	if (h != SIG_DFL && h != SIG_IGN) {
+		uint64_t was = v ? handler_tls(v) : 0;
 		if (flags & SA_SIGINFO)
 			((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
 		else
 			((void (*)(int))h)(sig);
+		if (was)	/* as the interrupted code had it */
+			set_fs(was);
 	}
 	if (v) {	/* and any handler above it that was left by a jump */
 		v->tp.in_handler = depth;
