@@ -12,7 +12,10 @@
 # stdout are byte-identical to the native run and its stderr carries the
 # shim's "N threads as fibers" line with N > 0 (every program creates
 # threads: the shim engaged; one marked "xsc-tp: stays-native", whose
-# first thread is glibc's own, must say it ran natively instead).  Then `xsc run` itself: exit status and
+# first thread is glibc's own, must say it ran natively instead).  The
+# signal, TLS and rewriting programs (tp_sig*, tp_tls, tp_intr_race,
+# tp_rewrite) run once more on each backend with XSC_HW=nofsgsbase,noxsavec:
+# the hardware paths a host without FSGSBASE or XSAVEC takes ("/hw" rows).  Then `xsc run` itself: exit status and
 # fatal signal propagation, 127 for a missing program, a static binary
 # run natively with a warning; and /usr/bin/python3 with threads, a
 # queue, a thread pool, a process pool, getaddrinfo, subprocess and a
@@ -165,6 +168,42 @@ for prog in "${progs[@]}"; do
 		fi
 	done
 done
+
+# ---- the other hardware paths ---------------------------------------------------------
+# Where the CPU gives no FSGSBASE to user space every switch loads a
+# thread pointer with an arch_prctl system call, at whose return the
+# kernel delivers signals; where it has no XSAVEC the rewritten sites save
+# state with xsave.  XSC_HW forces both (src/preload/start.c), so the
+# programs where signals, TLS and the stub meet run that way on every
+# executor whatever this host has: a host with FSGSBASE never takes the
+# other path by itself.  -v must say it took it.
+hw=nofsgsbase,noxsavec hw_t0=$SECONDS
+hwnames=()
+for prog in "${progs[@]}"; do
+	name=$(basename "$prog")
+	case $name in tp_sig*|tp_tls|tp_intr_race|tp_rewrite) ;; *) continue ;; esac
+	[ -f "$tmp/$name.native.out" ] && [ "${result["$name ${backends%% *}"]:-}" != n/a ] || continue
+	hwnames+=("$name")
+	opts=$(sed -n 's/.*xsc-tp: run-opts=\([^*]*\).*/\1/p' "$src/tp/$name.c" 2>/dev/null)
+	for b in $backends; do
+		out=$tmp/$name.$b.hw.out err=$tmp/$name.$b.hw.err
+		t0=$SECONDS
+		# shellcheck disable=SC2086
+		XSC_HW=$hw timeout -k 5 120 "$xsc" run -v -b "$b" $opts -- "$prog" >"$out" 2>"$err"
+		rc=$?
+		if ! grep -q '^xsc run: thread pointer by arch_prctl' "$err"; then
+			fail "$name [$b, XSC_HW=$hw]: -v does not say the thread pointer is loaded by arch_prctl"
+			show stderr "$err"
+			result["$name/hw $b"]=FAIL
+		elif compare "$name [$b, XSC_HW=$hw] ($((SECONDS - t0))s)" 0 \
+			"$tmp/$name.native.out" "$rc" "$out" "$err"; then
+			result["$name/hw $b"]=PASS
+		else
+			result["$name/hw $b"]=FAIL
+		fi
+	done
+done
+echo "XSC_HW=$hw runs: $((SECONDS - hw_t0))s"
 
 # ---- one thread: natively until the second (src/preload/start.c, go_live) ------------
 # tp_solo's parent (pthread_create) and its child (thrd_create, forked
@@ -407,6 +446,11 @@ for prog in "${progs[@]}"; do
 	name=$(basename "$prog")
 	printf '%-12s' "$name"
 	for b in $backends; do printf ' %-7s' "${result["$name $b"]:-?}"; done
+	echo
+done
+for name in "${hwnames[@]}"; do	# XSC_HW=nofsgsbase,noxsavec
+	printf '%-12s' "$name/hw"
+	for b in $backends; do printf ' %-7s' "${result["$name/hw $b"]:-?}"; done
 	echo
 done
 echo "$npass passed, $nfail failed in $((SECONDS - t_start))s"

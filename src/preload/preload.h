@@ -29,6 +29,9 @@ bool xsc__tp_needs_frame(long nr);
 /* Syscall-site rewriting (rewrite.c): set up at start-up, a trapped site
  * at ip for nr, off in a forked child, the -v report. */
 void xsc__tp_rewrite_init(void);
+/* rewrite.c: the stub's xsave area, and whether it uses xsavec */
+extern unsigned long xsc__tp_xsave_size;
+extern unsigned char xsc__tp_xsavec;
 void xsc__tp_rewrite_site(uintptr_t ip, long nr);
 void xsc__tp_rewrite_stop(void);
 void xsc__tp_rewrite_child(void);

@@ -400,6 +400,28 @@ static struct xsc_fiber *main_locked(void)
 	return NULL;
 }
 
+/* A signal a vcpu took between fibers when no thread that takes it waits
+ * where a signal reaches it at once: every such thread runs, is ready to,
+ * or is in a call a signal does not interrupt.  The first that does not
+ * block it gets it, as a signal another thread sent it with tgkill: it
+ * raises it before its next call returns to program code (or when it is
+ * preempted).  Before, the handler ran on the vcpu, with no thread's id
+ * and the vcpu's TLS (tp_sigtls: about 1 handler in 200 while four
+ * threads ping-pong).  NULL when no thread takes it now (the vcpu's mask
+ * was that of a thread that blocked it since): it runs on the vcpu. */
+static struct xsc_fiber *hand_running_locked(struct handing *h)
+{
+	for (int i = 0; i < NTID; i++)
+		for (struct xsc_fiber *f = tp.tids[i]; f; f = f->tp.link)
+			if (f->fs && may_take(f, h->sig)) {
+				record_locked(f, h->slot, h->si);
+				atomic_fetch_add_explicit(&tp.nhanded, 1,
+							  memory_order_relaxed);
+				return f;
+			}
+	return NULL;
+}
+
 /* Hands h's signal to a thread (tp.lock held), as the kernel picks one
  * for a process signal: the main thread if it takes it, else another
  * (one whose call is not being interrupted yet first).  Returns the
@@ -432,7 +454,7 @@ static struct xsc_fiber *hand_locked(struct handing *h, int *why)
 		atomic_fetch_add_explicit(&tp.nhanded, 1, memory_order_relaxed);
 		return h->first;
 	}
-	return NULL;
+	return h->take ? NULL : hand_running_locked(h);
 }
 
 static bool hand_to_thread(int sig, const siginfo_t *si)
@@ -640,6 +662,10 @@ static bool preempt(struct xsc_vcpu *v, siginfo_t *si, ucontext_t *uc)
 	/* sigreturn restores the mask the fiber had when tp_interrupted */
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &uc->uc_sigmask, 0, 8);
 	v->tp.sigmask = *(uint64_t *)&uc->uc_sigmask;
+	/* what was sent or handed to it meanwhile, before its code goes on
+	 * (hand_running_locked) */
+	if (f->tp.pending & ~f->sigmask)
+		xsc__tp_deliver(f);
 	v->tp.sel = TP_SEL_BLOCK;
 	return true;
 }
@@ -809,6 +835,24 @@ void tp_deferred_init(void)
 	xsc__tp_deferred = run_deferred;
 }
 
+/* The thread pointer a handler runs with: that of the thread it runs on,
+ * v->cur's, or the vcpu's own between fibers, whatever the kernel thread
+ * had loaded when the signal came.  The two differ around each switch
+ * (runtime.c, tls_in), and where a load is an arch_prctl the kernel
+ * delivers signals at its return, inside that window.  Returns the
+ * pointer to load again after the handler, 0 if it was the right one
+ * already.  Not while setxid() runs a handler as another thread: it
+ * blocks every signal but faults. */
+static uint64_t handler_tls(struct xsc_vcpu *v)
+{
+	uint64_t want = v->cur ? v->cur->fs : v->tp.fs, was = rdfsbase();
+
+	if (!want || was == want || v->tp.setxid)
+		return 0;
+	set_fs(want);
+	return was;
+}
+
 void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 {
 	struct xsc_vcpu *v = xsc__tp ? xsc__vcpu() : NULL;
@@ -864,10 +908,13 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 			xsc__kick(v->x);
 	}
 	if (h != SIG_DFL && h != SIG_IGN) {
+		uint64_t was = v ? handler_tls(v) : 0;
 		if (flags & SA_SIGINFO)
 			((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
 		else
 			((void (*)(int))h)(sig);
+		if (was)	/* as the interrupted code had it */
+			set_fs(was);
 	}
 	if (v) {	/* and any handler above it that was left by a jump */
 		v->tp.in_handler = depth;

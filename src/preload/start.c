@@ -204,6 +204,41 @@ static int tkill_code(void)
 	return code;
 }
 
+/* The hardware paths: the thread pointer loaded with wrfsbase where the
+ * kernel allows FSGSBASE from user space, else with arch_prctl; the
+ * extended state of a rewritten site's call saved with xsavec where the
+ * CPU has it, else with xsave (rewrite.c).  XSC_HW=nofsgsbase,noxsavec
+ * takes the other path where the machine has both, so that one host
+ * tests what another runs (t_transparent.sh runs programs so): hosts
+ * without FSGSBASE (hypervisors hide it) take the arch_prctl path on
+ * every switch, one this host would otherwise never take. */
+static void hw_paths(void)
+{
+	const char *env = getenv("XSC_HW"), *p = env;
+	bool fsgs = (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE) != 0;
+	bool xsavec = xsc__tp_xsavec;
+
+	while (p && *p) {
+		size_t n = strcspn(p, ",");
+		if (n == 10 && !strncmp(p, "nofsgsbase", n))
+			fsgs = false;
+		else if (n == 8 && !strncmp(p, "noxsavec", n))
+			xsavec = false;
+		else if (n)
+			xsc__say("xsc run: XSC_HW: unknown '%.*s' (known: nofsgsbase, "
+				 "noxsavec)\n", (int)n, p);
+		p += n + (p[n] == ',');
+	}
+	xsc__fsgsbase = fsgs;
+	xsc__tp_xsavec = xsavec;
+	if (tp.verbose)	/* no xsave area: nothing is rewritten (rewrite.c) */
+		xsc__say("xsc run: thread pointer by %s, extended state by %s%s%s\n",
+			 fsgs ? "wrfsbase" : "arch_prctl (a system call per switch)",
+			 !xsc__tp_xsave_size ? "none (no rewriting)" :
+			 xsavec ? "xsavec" : "xsave",
+			 env && *env ? "; XSC_HW=" : "", env && *env ? env : "");
+}
+
 static int start(void)
 {
 	struct xsc_runtime_config cfg;
@@ -235,10 +270,7 @@ static int start(void)
 	}
 	tp.verbose = getenv("XSC_VERBOSE") != NULL;
 	xsc__tp_rewrite_init();
-	xsc__fsgsbase = (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE) != 0;
-	if (!xsc__fsgsbase && tp.verbose)
-		xsc__say("xsc run: no FSGSBASE from user space: each switch to a "
-			 "thread's TLS costs an arch_prctl system call\n");
+	hw_paths();
 	xsc_runtime_config_init(&cfg);
 	if ((env = getenv("XSC_THREADS")) != NULL && atoi(env) > 0)
 		cfg.nthreads = (unsigned)atoi(env);

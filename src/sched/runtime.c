@@ -616,7 +616,6 @@ static void after_switch(struct xsc_vcpu *v, struct xsc_fiber *f)
 		int *err = &errno;
 		f->err = *err;
 	}
-	v->cur = NULL;
 	if (v->unlock_after) {
 		xsc__spin_unlock(v->unlock_after);
 		v->unlock_after = NULL;
@@ -633,6 +632,29 @@ static void after_switch(struct xsc_vcpu *v, struct xsc_fiber *f)
 	}
 }
 
+/* A program's thread (transparent mode) runs with its own thread pointer.
+ * A signal may come in at any instruction here, and with arch_prctl at
+ * the return of each load, where the kernel delivers what is pending: its
+ * handler runs as v->cur, or as no thread when that is NULL, and the
+ * trampoline gives it that thread's TLS, or the vcpu's, whichever is
+ * loaded now (preload/signals.c, handler_tls).  So v->cur names the
+ * fiber only while its context is the one switched in: it is set last
+ * before the switch and cleared first after it.  Before, it still named
+ * the fiber after the switch back, while the vcpu reloaded its own
+ * pointer: a process signal delivered at that arch_prctl's return ran as
+ * the thread that had just parked, on the scheduler's stack, with the
+ * vcpu's TLS (tp_sigthread, tp_sigtls).  The fiber's copy of xsc__self
+ * (sched.h) is stored before its pointer is loaded, through the
+ * initial-exec offset, so that a signal taken right after the load finds
+ * the vcpu there. */
+static void tls_in(struct xsc_vcpu *v, struct xsc_fiber *f)
+{
+	uintptr_t off = (uintptr_t)&xsc__self - v->tp.fs;	/* FS: v's own */
+
+	*(struct xsc_vcpu **)(f->fs + off) = v;
+	wrfsbase(f->fs);
+}
+
 static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 {
 	if (!f->home)
@@ -644,15 +666,18 @@ static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 				  0, 8, 0, 0);
 			v->tp.sigmask = f->sigmask;
 		}
-		wrfsbase(f->fs);
-		xsc__self = v;	/* the fiber's own copy (sched.h) */
+		tls_in(v, f);
 	} else {
 		errno = f->err;
 	}
 	f->state = F_RUNNING;
-	v->cur = f;
 	v->switches++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	v->cur = f;	/* last before the switch: see tls_in */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	xsc__ctx_switch(&v->sched, &f->ctx);
+	v->cur = NULL;	/* first after it */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (f->fs)
 		wrfsbase(v->tp.fs);
 	after_switch(v, f);
