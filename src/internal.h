@@ -485,6 +485,8 @@ long xsc__rest_done(struct xsc *x, int id);
 /* 1 if fd is O_NONBLOCK and not a regular file or block device, 0 if
  * blocking, -errno if the fd is gone. */
 int xsc__fd_nonblocking(struct xsc *x, int fd);
+/* 1 if fd is a regular file or a block device, 0 if not, -errno (uring.c) */
+int xsc__fd_on_disk(struct xsc *x, int fd);
 /* Waits for poll events on fd without holding an entry: a POLL_ADD whose
  * CQE goes to done_cb as id -1 with `tag` (bits 62-63 clear) and the
  * revents or -errno.  Goes out with the next flush.  -ENOTSUP without a

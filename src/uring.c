@@ -723,7 +723,7 @@ bool xsc__want_nowait(struct xsc *x, int id)
  * ones (AT_STATX_DONT_SYNC): the type never changes, and the reaper must
  * not wait for a network file system or a FUSE server, which may be this
  * very process. */
-static int fd_on_disk(struct xsc *x, int fd)
+int xsc__fd_on_disk(struct xsc *x, int fd)
 {
 	struct statx stx;
 	long r = xsc__sys6(SYS_statx, fd, (long)"",
@@ -745,7 +745,7 @@ int xsc__fd_nonblocking(struct xsc *x, int fd)
 	if (!(fl & O_NONBLOCK))
 		return 0;
 	/* regular files and block devices ignore O_NONBLOCK */
-	return fd_on_disk(x, fd) > 0 ? 0 : 1;
+	return xsc__fd_on_disk(x, fd) > 0 ? 0 : 1;
 }
 
 long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
@@ -771,7 +771,7 @@ long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
 		 * file's read at the first page not in the page cache, where
 		 * read(2) waits for the disk: the rest is read in the blocking
 		 * form (an end of file then reads 0 more). */
-		*rest = fd_on_disk(x, (int)x->ent[id].args[0]) > 0;
+		*rest = xsc__fd_on_disk(x, (int)x->ent[id].args[0]) > 0;
 		return res;
 	}
 	if (res != -EAGAIN && !short_write)

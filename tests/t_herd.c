@@ -9,6 +9,8 @@
  * retries); below it, K blocked reads were K waiters the kernel woke and
  * retried per byte.  Run twice: with 1,024 entries per kernel thread
  * (the waiters hold more than half) and with the default 4,096.
+ * Then 200 fibers append to one regular file at once: no readiness wait,
+ * since a file never waits for another party.
  * xsc-test: per-backend
  * xsc-test: timeout=120 */
 #include <fcntl.h>
@@ -25,6 +27,17 @@ static int pfd[2], nbytes;
 static unsigned npages;
 static _Atomic int got, started;
 static xsc_sem_t consumed;
+
+static int logfd;
+
+/* One of many fibers appending to one regular file at once. */
+static void *appender(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 20; i++)
+		CHECK_EQ(xsc_write(logfd, "fiber.\n", 7), 7);
+	return NULL;
+}
 
 static void *reader(void *arg)
 {
@@ -80,6 +93,21 @@ static int body(int argc, char **argv)
 	for (int i = 0; i < K; i++)
 		CHECK_EQ(xsc_thread_join(ts[i], NULL), 0);
 	CHECK_EQ(atomic_load(&got), nbytes);
+	/* A regular file never waits for another party: 200 fibers that
+	 * append to one at once take no turns (no readiness wait). */
+	char path[256];
+	snprintf(path, sizeof(path), "%s/log", scratch_dir());
+	logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	CHECK(logfd >= 0);
+	CHECK_EQ(xsc_runtime_stats(&s0, &w0), 0);
+	for (int i = 0; i < 200; i++)
+		CHECK_EQ(xsc_thread_create(&ts[i], NULL, appender, NULL), 0);
+	for (int i = 0; i < 200; i++)
+		CHECK_EQ(xsc_thread_join(ts[i], NULL), 0);
+	CHECK_EQ(xsc_runtime_stats(&s1, &w1), 0);
+	CHECK_EQ(lseek(logfd, 0, SEEK_END), 200 * 20 * 7);
+	CHECK_EQ(w1 - w0, 0);
+	close(logfd);
 	printf("%d readers, %u entries per kernel thread, %d bytes: %.2f completions "
 	       "per byte read, %.1f us of CPU per byte\n", K, npages * 64, nbytes, per,
 	       cpu_us / nbytes);

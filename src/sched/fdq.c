@@ -61,7 +61,18 @@ struct xsc_fdq {
 	int waiting;		/* fibers queued for the turn */
 	int granted;		/* turns handed to queued fibers, not taken yet */
 	bool armed;		/* a readiness wait for the queue is in flight */
-} __attribute__((aligned(64)));	/* tag bits 0-5 clear (runtime.c on_done) */
+	_Atomic uint8_t kind;	/* KIND_*: what the fd is, learned once */
+} __attribute__((aligned(64)));
+
+/* A regular file or a block device never waits for another party: its
+ * calls take no turn (two threads appending to one log would otherwise
+ * take turns through a readiness wait each).  Learned with one statx the
+ * first time a turn is contended, and forgotten when the program closes
+ * or replaces the fd through the runtime (xsc__fdq_closed).  A kind left
+ * stale by a close made some other way costs speed, never a result: a
+ * pipe taken for a file posts its calls as before the turns were made,
+ * a file taken for a pipe waits for a readiness that is always there. */
+enum { KIND_UNKNOWN, KIND_WAITS, KIND_DISK };	/* tag bits 0-5 clear (runtime.c on_done) */
 
 #define CHUNK_FDS 4096
 #define NCHUNKS 256	/* fds below 1,048,576: the kernel's default nr_open */
@@ -178,6 +189,36 @@ static void arm_locked(struct xsc_fdq *q, int fd, int dir)
 	grant_locked(q);
 }
 
+/* Whether fd may wait for another party (see KIND_*). */
+static bool kind_waits(struct xsc_vcpu *v, struct xsc_fdq *q, int fd, int dir)
+{
+	int k = atomic_load_explicit(&q->kind, memory_order_relaxed);
+
+	if (k == KIND_UNKNOWN) {
+		int r = xsc__fd_on_disk(v->x, fd);
+		if (r < 0)
+			return true;	/* the call gives the kernel's answer */
+		k = r ? KIND_DISK : KIND_WAITS;
+		atomic_store_explicit(&q->kind, (uint8_t)k, memory_order_relaxed);
+		atomic_store_explicit(&record(fd, !dir)->kind, (uint8_t)k,
+				      memory_order_relaxed);
+	}
+	return k == KIND_WAITS;
+}
+
+void xsc__fdq_closed(int fd)
+{
+	unsigned c = (unsigned)fd / CHUNK_FDS;
+	struct xsc_fdq *p;
+
+	if (fd < 0 || c >= NCHUNKS ||
+	    !(p = atomic_load_explicit(&chunks[c], memory_order_acquire)))
+		return;
+	p += ((unsigned)fd % CHUNK_FDS) * 2;
+	atomic_store_explicit(&p[0].kind, KIND_UNKNOWN, memory_order_relaxed);
+	atomic_store_explicit(&p[1].kind, KIND_UNKNOWN, memory_order_relaxed);
+}
+
 struct xsc_fdq *xsc__fdq_enter(struct xsc_vcpu *v, long nr, const long *a)
 {
 	int dir = direction(nr, a), fd = (int)a[0];
@@ -193,6 +234,8 @@ struct xsc_fdq *xsc__fdq_enter(struct xsc_vcpu *v, long nr, const long *a)
 		return q;
 	}
 	xsc__spin_unlock(&q->lock);
+	if (!kind_waits(v, q, fd, dir))
+		return NULL;
 	/* a descriptor that never waits answers at once, and a wait in the
 	 * queue would make EAGAIN a wait (a fault or a closed fd: the call
 	 * gives the kernel's answer) */

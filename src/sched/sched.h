@@ -273,6 +273,8 @@ struct xsc_fdq *xsc__fdq_enter(struct xsc_vcpu *v, long nr, const long *a);
 void xsc__fdq_leave(struct xsc_fdq *q, long nr, const long *a);
 void xsc__fdq_ready(struct xsc_fdq *q);
 void xsc__fdq_forget(void);
+/* fd was closed or replaced: what it is must be learned again */
+void xsc__fdq_closed(int fd);
 
 /* Completion of a timed condition wait's timer entry (sync.c). */
 void xsc__timed_done(void *rec);

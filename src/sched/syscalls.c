@@ -159,6 +159,8 @@ static long fiber_call(long nr, const long *a)
 		return outside(nr, a);
 	if (nr < 0 || nr >= XSC_NR_MAX)
 		return -ENOSYS;
+	if (__builtin_expect(nr == SYS_close || nr == SYS_dup2 || nr == SYS_dup3, 0))
+		xsc__fdq_closed((int)a[nr == SYS_close ? 0 : 1]);
 	if (xsc__rt_creds_behind(v))	/* before any call of the program */
 		xsc__rt_creds_catch_up(v);
 	if (v->x->head[nr].route == XSC_BACKEND_INLINE) {
