@@ -67,9 +67,15 @@ static void *worker(void *arg)
 {
 	int i = (int)(long)arg;
 	struct pair *p = &pairs[i / 2];
+	sigset_t usr1;
 
+	/* created with SIGUSR1 blocked (main's mask): a handler may run
+	 * only once the thread has its mark and its id is recorded */
 	mark = i + 1;
 	atomic_store(&worker_tid[i], syscall(SYS_gettid));
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
 	while (!atomic_load(&handled))	/* the sender has begun */
 		sched_yield();
 	for (int n = 0; n < EXCHANGES; n++) {
@@ -118,12 +124,13 @@ int main(void)
 		pthread_cond_init(&pairs[i].cv, NULL);
 		pairs[i].turn = 2 * i;
 	}
-	for (int i = 0; i < NWORKERS; i++)
-		pthread_create(&w[i], NULL, worker, (void *)(long)i);
-	/* only the workers take it: main and the sender block it */
+	/* only the workers take it, once they have started (worker):
+	 * main and the sender block it */
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+	for (int i = 0; i < NWORKERS; i++)
+		pthread_create(&w[i], NULL, worker, (void *)(long)i);
 	pthread_create(&s, NULL, sender, NULL);
 	for (int i = 0; i < NWORKERS; i++) {
 		pthread_join(w[i], &ret);
