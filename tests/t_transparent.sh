@@ -183,14 +183,6 @@ for prog in "${progs[@]}"; do
 	name=$(basename "$prog")
 	case $name in tp_sig*|tp_tls|tp_intr_race|tp_rewrite) ;; *) continue ;; esac
 	[ -f "$tmp/$name.native.out" ] && [ "${result["$name ${backends%% *}"]:-}" != n/a ] || continue
-	# An open window (docs/transparent.md, "Known limits"): with every
-	# call trapped (XSC_REWRITE=0) and the thread pointer loaded by
-	# arch_prctl, a handler still runs with another thread's TLS now and
-	# then (2 of 8,000 in tp_sigtls, about 1 run in 5 on uring).
-	if [ "$name" = tp_sigtls ] && [ "${XSC_REWRITE:-1}" = 0 ]; then
-		echo "SKIP $name [XSC_HW=$hw, XSC_REWRITE=0]: an open window, docs/transparent.md"
-		continue
-	fi
 	hwnames+=("$name")
 	opts=$(sed -n 's/.*xsc-tp: run-opts=\([^*]*\).*/\1/p' "$src/tp/$name.c" 2>/dev/null)
 	for b in $backends; do
