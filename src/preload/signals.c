@@ -415,6 +415,15 @@ static struct xsc_fiber *hand_running_locked(struct handing *h)
 		for (struct xsc_fiber *f = tp.tids[i]; f; f = f->tp.link)
 			if (f->fs && may_take(f, h->sig)) {
 				record_locked(f, h->slot, h->si);
+				/* it may have begun to wait since it was looked
+				 * at, past its own look at what is pending: the
+				 * record (a locked RMW) comes first, then its call
+				 * or futex wait is interrupted, as tp_tid_post
+				 * does (tp_intr_race lost a signal 1 run in 10) */
+				if (__atomic_load_n(&f->tp.call, __ATOMIC_SEQ_CST))
+					interrupt(f);
+				else
+					xsc__futex_interrupt(f);
 				atomic_fetch_add_explicit(&tp.nhanded, 1,
 							  memory_order_relaxed);
 				return f;
