@@ -3,7 +3,8 @@
 #   scripts/deps.sh build   compiler, cmake, liburing-dev, pkg-config
 #   scripts/deps.sh test    build + strace, graphviz (trace tests), clang
 #                           (make test also builds with it), apache2
-#                           (tests/t_apache.sh: a real forking server)
+#                           (tests/t_apache.sh: a real forking server),
+#                           stress-ng (tests/t_stressng.sh)
 #   scripts/deps.sh demo    test + gnuplot, wrk, nginx, mariadb-server,
 #                           sysbench, golang-go (benchmarks; Go is the
 #                           goroutine anchor of xsc bench fibers)
@@ -24,6 +25,7 @@ if [ "$level" != build ]; then
 	want python3 command -v python3
 	want clang command -v clang
 	want apache2 test -x /usr/sbin/apache2
+	want stress-ng command -v stress-ng
 fi
 if [ "$level" = demo ]; then
 	want gnuplot-nox command -v gnuplot
