@@ -4,7 +4,8 @@
 #   scripts/deps.sh test    build + strace, graphviz (trace tests), clang
 #                           (make test also builds with it), apache2
 #                           (tests/t_apache.sh: a real forking server),
-#                           python3.11 and its test suite (tests/t_cpython.sh)
+#                           python3.11 and its test suite (tests/t_cpython.sh),
+#                           stress-ng (tests/t_stressng.sh)
 #   scripts/deps.sh demo    test + gnuplot, wrk, nginx, mariadb-server,
 #                           sysbench, golang-go (benchmarks; Go is the
 #                           goroutine anchor of xsc bench fibers)
@@ -27,6 +28,7 @@ if [ "$level" != build ]; then
 	want apache2 test -x /usr/sbin/apache2
 	want python3.11 test -x /usr/bin/python3.11
 	want libpython3.11-testsuite test -f /usr/lib/python3.11/test/test_threading.py
+	want stress-ng command -v stress-ng
 fi
 if [ "$level" = demo ]; then
 	want gnuplot-nox command -v gnuplot

@@ -29,6 +29,7 @@
 #include <linux/futex.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -94,6 +95,17 @@ static enum xsc_shim shim_futex(const int64_t a[6])
 	default:
 		return XSC_SHIM_EMULATE;
 	}
+}
+
+/* PR_GET_TID_ADDRESS answers with the calling thread's
+ * CLONE_CHILD_CLEARTID word: a fiber's is its own (set_tid_address is
+ * emulated), not the kernel thread's that runs it.  stress-ng's pthread
+ * stressor reads it and sets it back; the kernel's answer made every
+ * thread's exit clear some other word, and pthread_join never return.
+ * Every other operation is posted. */
+static enum xsc_shim shim_prctl(const int64_t a[6])
+{
+	return a[0] == PR_GET_TID_ADDRESS ? XSC_SHIM_EMULATE : XSC_SHIM_POST;
 }
 
 static enum xsc_shim shim_poll(const int64_t a[6]) { return shim_zero_ms((int)a[2]); }

@@ -210,6 +210,19 @@ static long em_set_tid_address(long nr, const long *a, ucontext_t *uc)
 	return f->vtid;
 }
 
+/* The kernel's call first, for its answer where it has none to give
+ * (-EINVAL without CONFIG_CHECKPOINT_RESTORE) and its -EFAULT; then the
+ * fiber's word in place of the kernel thread's (table.c, shim_prctl). */
+static long em_prctl(long nr, const long *a, ucontext_t *uc)
+{
+	uint32_t *ctid = cur_fiber()->ctid;
+	long r = xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], 0);
+
+	if (r < 0)
+		return r;
+	return tp_copy_out((void *)a[1], &ctid, sizeof(ctid));
+}
+
 static long em_set_robust_list(long nr, const long *a, ucontext_t *uc)
 {
 	struct xsc_fiber *f = cur_fiber();
@@ -318,6 +331,7 @@ static const emulator emulators[XSC_NR_MAX] = {
 	[SYS_gettid] = em_gettid,
 	[SYS_set_tid_address] = em_set_tid_address,
 	[SYS_set_robust_list] = em_set_robust_list,
+	[SYS_prctl] = em_prctl,
 	[SYS_get_robust_list] = em_get_robust_list,
 	[SYS_rseq] = em_rseq,
 	[SYS_rt_sigprocmask] = em_sigprocmask,

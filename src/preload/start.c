@@ -303,6 +303,12 @@ static int start(void)
 	 * (the one thread left may be another after an exec) */
 	mainf->vtid = (int)xsc__sys0(SYS_gettid);
 	mainf->fs = rdfsbase();
+	/* libc's word for the main thread (set_tid_address at its start,
+	 * before the shim's): cleared and woken if main ends with exit
+	 * system call, and what PR_GET_TID_ADDRESS says (em_prctl); left
+	 * NULL where the kernel cannot tell */
+	if (xsc__sys6(SYS_prctl, PR_GET_TID_ADDRESS, (long)&mainf->ctid, 0, 0, 0, 0) < 0)
+		mainf->ctid = NULL;
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, 0, &mask, 8);
 	mainf->sigmask = mask & ~SIGBIT(SIGSYS);
 	tp_account(~0ULL, mainf->sigmask);

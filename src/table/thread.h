@@ -88,7 +88,8 @@
 		.args = "op,a,b,c,d",
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_THREAD_SANDBOX,
-		.shim = XSC_SHIM_POST,
+		.shim = XSC_SHIM_EMULATE,
+		.shim_args = shim_prctl,
 	},
 	[SYS_seccomp] = {
 		.args = "op,flags,args",
