@@ -16,11 +16,13 @@
 #ifndef TP_CASES_H
 #define TP_CASES_H
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TP_CASE_SECONDS 5
@@ -30,6 +32,32 @@ struct tp_case {
 	int (*run)(void);
 	int want;		/* exit status, or -signal */
 };
+
+/* Helpers both case programs use: a sleep that resumes after a handler,
+ * and a thread made joinable or detached (exit 1 if it cannot be). */
+static void msleep(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+static pthread_t spawn(void *(*fn)(void *), void *arg, int detached)
+{
+	pthread_attr_t a;
+	pthread_t t;
+
+	pthread_attr_init(&a);
+	if (detached)
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &a, fn, arg) != 0) {
+		perror("pthread_create");
+		exit(1);
+	}
+	pthread_attr_destroy(&a);
+	return t;
+}
 
 static volatile sig_atomic_t tp_case_expired;
 

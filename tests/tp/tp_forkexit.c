@@ -47,30 +47,6 @@ static void setup(void)
 	atexit(at_exit1);
 }
 
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0)
-		;
-}
-
-static pthread_t spawn(void *(*fn)(void *), void *arg, int detached)
-{
-	pthread_attr_t a;
-	pthread_t t;
-
-	pthread_attr_init(&a);
-	if (detached)
-		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &a, fn, arg) != 0) {
-		perror("pthread_create");
-		exit(1);
-	}
-	pthread_attr_destroy(&a);
-	return t;
-}
-
 static void report(pid_t pid)
 {
 	int st;

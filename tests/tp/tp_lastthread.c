@@ -69,14 +69,6 @@ static void __attribute__((destructor)) dtor(void)
 		printf("destructor\n");
 }
 
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0)
-		;
-}
-
 /* Every case's process: atexit handlers and a key whose destructor says
  * which thread ended last. */
 static void setup(void)
@@ -87,22 +79,6 @@ static void setup(void)
 	pthread_key_create(&key, key_dtor);
 	sem_init(&started, 0, 0);
 	sem_init(&go, 0, 0);
-}
-
-static pthread_t spawn(void *(*fn)(void *), void *arg, int detached)
-{
-	pthread_attr_t a;
-	pthread_t t;
-
-	pthread_attr_init(&a);
-	if (detached)
-		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &a, fn, arg) != 0) {
-		perror("pthread_create");
-		exit(1);
-	}
-	pthread_attr_destroy(&a);
-	return t;
 }
 
 /* ---- the last thread ends ---------------------------------------------------- */
