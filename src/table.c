@@ -30,6 +30,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -95,6 +96,15 @@ static enum xsc_shim shim_futex(const int64_t a[6])
 	default:
 		return XSC_SHIM_EMULATE;
 	}
+}
+
+/* A thread stack glibc maps (MAP_STACK, no address asked for) goes below
+ * 4 GiB where thread pointers are loaded through the LDT (sched/tls.c):
+ * the shim places it.  Every other mapping is made as asked. */
+static enum xsc_shim shim_mmap(const int64_t a[6])
+{
+	return !a[0] && (a[3] & MAP_STACK) && !(a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)) ?
+		XSC_SHIM_EMULATE : XSC_SHIM_DIRECT;
 }
 
 /* PR_GET_TID_ADDRESS answers with the calling thread's

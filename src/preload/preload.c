@@ -319,7 +319,18 @@ static long em_setaffinity(long nr, const long *a, ucontext_t *uc)
 	return 0;
 }
 
+/* A thread stack (table.c shim_mmap) below 4 GiB, where its TLS block
+ * can be loaded by an LDT selector; where that is not used or there is
+ * no room, the call as the program made it. */
+static long em_mmap(long nr, const long *a, ucontext_t *uc)
+{
+	long r = xsc__tls_map_low(a);
+
+	return r >= 0 ? r : RAW;
+}
+
 static const emulator emulators[XSC_NR_MAX] = {
+	[SYS_mmap] = em_mmap,
 	[SYS_futex] = em_futex,
 	[SYS_clone3] = em_clone3,
 	[SYS_clone] = em_clone,

@@ -157,12 +157,12 @@ static inline uint64_t rdfsbase(void)
 	return v;
 }
 
-static inline void set_fs(uint64_t v)
+/* Loads thread pointer v, by its LDT selector sel where it has one. */
+static inline void set_fs(uint64_t v, uint16_t sel)
 {
-	if (xsc__fsgsbase)
-		__asm__ __volatile__("wrfsbase %0" :: "r"(v) : "memory");
-	else
-		xsc__sys2(SYS_arch_prctl, ARCH_SET_FS, (long)v);
+	struct xsc_vcpu *u = xsc__vcpu();
+
+	xsc__tls_load(v, sel, u ? &u->tls_sys : NULL);
 }
 
 static inline void warn_once(_Atomic int *flag, const char *msg)

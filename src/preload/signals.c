@@ -852,13 +852,15 @@ void tp_deferred_init(void)
  * pointer to load again after the handler, 0 if it was the right one
  * already.  Not while setxid() runs a handler as another thread: it
  * blocks every signal but faults. */
-static uint64_t handler_tls(struct xsc_vcpu *v)
+static uint64_t handler_tls(struct xsc_vcpu *v, uint16_t *was_sel)
 {
-	uint64_t want = v->cur ? v->cur->fs : v->tp.fs, was = rdfsbase();
+	struct xsc_fiber *c = v->cur;
+	uint64_t want = c ? c->fs : v->tp.fs, was = rdfsbase();
 
 	if (!want || was == want || v->tp.setxid)
 		return 0;
-	set_fs(want);
+	__asm__ __volatile__("mov %%fs, %0" : "=r"(*was_sel));
+	set_fs(want, c ? c->fs_sel : v->own_sel);
 	return was;
 }
 
@@ -917,13 +919,14 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 			xsc__kick(v->x);
 	}
 	if (h != SIG_DFL && h != SIG_IGN) {
-		uint64_t was = v ? handler_tls(v) : 0;
+		uint16_t was_sel = 0;
+		uint64_t was = v ? handler_tls(v, &was_sel) : 0;
 		if (flags & SA_SIGINFO)
 			((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
 		else
 			((void (*)(int))h)(sig);
 		if (was)	/* as the interrupted code had it */
-			set_fs(was);
+			set_fs(was, was_sel);
 	}
 	if (v) {	/* and any handler above it that was left by a jump */
 		v->tp.in_handler = depth;
@@ -1205,6 +1208,7 @@ static bool setxid(int tid)
 	struct xsc_fiber *f = v->cur;
 	struct kact *k = &tp.act[SIGSETXID];
 	uint64_t tcb = 0, all = ~SIGBIT(SIGSYS), old;
+	uint16_t tsel = 0;
 	unsigned char sel;
 	siginfo_t si;
 
@@ -1212,15 +1216,19 @@ static bool setxid(int tid)
 		return false;
 	xsc__spin_lock(&tp.lock);
 	for (struct xsc_fiber *t = tp.tids[(unsigned)tid % NTID]; t; t = t->tp.link)
-		if (t->vtid == tid)
+		if (t->vtid == tid) {
 			tcb = t->fs;
+			tsel = t->fs_sel;
+		}
 	xsc__spin_unlock(&tp.lock);
 	if (!tcb && tid && tid == atomic_load(&tp.wd_tid))
 		tcb = (uint64_t)tp.wd_th;	/* glibc x86-64: a pthread_t is its TCB */
 	for (int i = 0; !tcb && i < xsc__rt.n; i++) {
 		struct xsc_vcpu *u = &xsc__rt.v[i];
-		if (u->tp.ktid == tid)
+		if (u->tp.ktid == tid) {
 			tcb = u->tp.fs;
+			tsel = u->own_sel;
+		}
 		else if (u->x)
 			xsc__fdwait_thread(u->x, tid, &tcb);
 	}
@@ -1232,7 +1240,7 @@ static bool setxid(int tid)
 	si.si_pid = (pid_t)xsc__sys0(SYS_getpid);
 	si.si_uid = (uid_t)xsc__sys0(SYS_getuid);
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
-	set_fs(tcb);
+	set_fs(tcb, tsel);
 	v->tp.setxid = true;
 	sel = v->tp.sel;
 	if (v->tp.in_handler < TP_HFRAMES)
@@ -1244,7 +1252,7 @@ static bool setxid(int tid)
 	v->tp.sel = sel;
 	v->tp.in_handler--;
 	v->tp.setxid = false;
-	set_fs(f->fs);
+	set_fs(f->fs, f->fs_sel);
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8);
 	return true;
 }

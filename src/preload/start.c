@@ -37,6 +37,7 @@ static void vcpu_start(struct xsc_vcpu *v)
 	v->tp.self = v;
 	xsc__sys2(SYS_arch_prctl, ARCH_SET_GS, v);
 	v->tp.fs = rdfsbase();
+	v->own_sel = xsc__tls_slot(v->tp.fs);
 	v->tp.ktid = (int)xsc__sys0(SYS_gettid);
 	v->tp.sel = TP_SEL_ALLOW;
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, 0, &v->tp.sigmask, 8);
@@ -205,35 +206,55 @@ static int tkill_code(void)
 }
 
 /* The hardware paths: the thread pointer loaded with wrfsbase where the
- * kernel allows FSGSBASE from user space, else with arch_prctl; the
+ * kernel allows FSGSBASE from user space, else by an LDT selector for
+ * TLS blocks below 4 GiB, arch_prctl for the rest (sched/tls.c); the
  * extended state of a rewritten site's call saved with xsavec where the
- * CPU has it, else with xsave (rewrite.c).  XSC_HW=nofsgsbase,noxsavec
- * takes the other path where the machine has both, so that one host
- * tests what another runs (t_transparent.sh runs programs so): hosts
- * without FSGSBASE (hypervisors hide it) take the arch_prctl path on
- * every switch, one this host would otherwise never take. */
+ * CPU has it, else with xsave (rewrite.c).  XSC_HW=nofsgsbase,noldt,
+ * noxsavec takes the other paths where the machine has them, so that one
+ * host tests what another runs (t_transparent.sh runs programs so):
+ * hosts without FSGSBASE (hypervisors hide it) take the LDT path, and
+ * with noldt the arch_prctl one on every switch. */
 static void hw_paths(void)
 {
 	const char *env = getenv("XSC_HW"), *p = env;
 	bool fsgs = (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE) != 0;
-	bool xsavec = xsc__tp_xsavec;
+	bool xsavec = xsc__tp_xsavec, ldt = true;
+	static char why[96];
+	int r;
 
 	while (p && *p) {
 		size_t n = strcspn(p, ",");
 		if (n == 10 && !strncmp(p, "nofsgsbase", n))
 			fsgs = false;
+		else if (n == 5 && !strncmp(p, "noldt", n))
+			ldt = false;
 		else if (n == 8 && !strncmp(p, "noxsavec", n))
 			xsavec = false;
 		else if (n)
 			xsc__say("xsc run: XSC_HW: unknown '%.*s' (known: nofsgsbase, "
-				 "noxsavec)\n", (int)n, p);
+				 "noldt, noxsavec)\n", (int)n, p);
 		p += n + (p[n] == ',');
 	}
-	xsc__fsgsbase = fsgs;
+	if (fsgs) {
+		xsc__tls_how = XSC_TLS_WRFSBASE;
+	} else if (!ldt) {
+		xsc__tls_how = XSC_TLS_ARCH_PRCTL;
+		xsc__tls_why = "XSC_HW=noldt";
+	} else if ((r = xsc__tls_ldt_probe()) < 0) {
+		xsc__tls_how = XSC_TLS_ARCH_PRCTL;
+		snprintf(why, sizeof(why), "modify_ldt: %s", strerror(-r));
+		xsc__tls_why = why;
+	} else {
+		xsc__tls_how = XSC_TLS_LDT;
+	}
 	xsc__tp_xsavec = xsavec;
 	if (tp.verbose)	/* no xsave area: nothing is rewritten (rewrite.c) */
-		xsc__say("xsc run: thread pointer by %s, extended state by %s%s%s\n",
-			 fsgs ? "wrfsbase" : "arch_prctl (a system call per switch)",
+		xsc__say("xsc run: thread pointer by %s%s%s, extended state by %s%s%s\n",
+			 xsc__tls_how == XSC_TLS_WRFSBASE ? "wrfsbase" :
+			 xsc__tls_how == XSC_TLS_LDT ?
+			 "LDT selector (arch_prctl for TLS above 4 GiB)" :
+			 "arch_prctl (a system call per switch)",
+			 *xsc__tls_why ? ": " : "", xsc__tls_why,
 			 !xsc__tp_xsave_size ? "none (no rewriting)" :
 			 xsavec ? "xsavec" : "xsave",
 			 env && *env ? "; XSC_HW=" : "", env && *env ? env : "");
@@ -303,6 +324,9 @@ static int start(void)
 	 * (the one thread left may be another after an exec) */
 	mainf->vtid = (int)xsc__sys0(SYS_gettid);
 	mainf->fs = rdfsbase();
+	xsc__errno_off = (intptr_t)&errno - (intptr_t)mainf->fs;
+	mainf->fs_sel = xsc__tls_slot(mainf->fs);
+	mainf->err = errno;	/* its errno, written back when it runs */
 	/* libc's word for the main thread (set_tid_address at its start,
 	 * before the shim's): cleared and woken if main ends with exit
 	 * system call, and what PR_GET_TID_ADDRESS says (em_prctl); left
@@ -375,7 +399,7 @@ static int start(void)
 /* XSC_VERBOSE: one line of counts when the program exits. */
 static void __attribute__((destructor)) report(void)
 {
-	uint64_t trap = 0, fast = 0;
+	uint64_t trap = 0, fast = 0, loads = 0, sys = 0, nsw = 0;
 
 	if (tp.solo && tp.verbose)
 		xsc__say("xsc run: one thread: ran natively (the runtime starts "
@@ -385,7 +409,17 @@ static void __attribute__((destructor)) report(void)
 	for (int i = 0; i < xsc__rt.n; i++) {
 		trap += xsc__rt.v[i].tp.ntrap;
 		fast += xsc__rt.v[i].tp.nfast;
+		loads += xsc__rt.v[i].tls_loads;
+		nsw += xsc__rt.v[i].switches;
+		sys += xsc__rt.v[i].tls_sys;
 	}
+	if (xsc__tls_how != XSC_TLS_WRFSBASE)
+		xsc__say("xsc run: thread pointer loads: %lu at %lu switches, %lu by "
+			 "arch_prctl; %lu threads had an LDT slot, %lu a TLS block "
+			 "above 4 GiB\n", (unsigned long)loads, (unsigned long)nsw,
+			 (unsigned long)sys,
+			 (unsigned long)atomic_load(&xsc__tls_nslot),
+			 (unsigned long)atomic_load(&xsc__tls_nhigh));
 	xsc__say("xsc run: %ld threads as fibers, %lu calls trapped (SIGSYS), "
 		 "%lu through interposed functions, %ld tp_futex wakes passed to "
 		 "the kernel (%ld kernel waiters woken), %ld preemptions, %ld "

@@ -91,6 +91,8 @@ long tp_spawn(uint64_t flags, uint64_t sp, int *ptid, int *ctid,
 	g[REG_RAX] = 0;
 	f->tp.regs = g;
 	f->fs = flags & CLONE_SETTLS ? tls : cur_fiber()->fs;
+	/* a slot of its own only for a block of its own */
+	f->fs_sel = flags & CLONE_SETTLS ? xsc__tls_slot(f->fs) : 0;
 	f->sigmask = *(uint64_t *)&uc->uc_sigmask & ~SIGBIT(SIGSYS);
 	f->vtid = atomic_fetch_add(&tp.next_vtid, 1);
 	if (flags & CLONE_CHILD_CLEARTID)
@@ -105,6 +107,7 @@ long tp_spawn(uint64_t flags, uint64_t sp, int *ptid, int *ctid,
 	ret = xsc__ctx_make(&f->ctx, (char *)(uintptr_t)sp - room - 512, room,
 			    child_entry, f, NULL);
 	if (ret < 0) {
+		xsc__tls_slot_put(f->fs_sel);
 		rec_put(f);
 		return ret;
 	}
@@ -131,6 +134,9 @@ void tp_reap(struct xsc_fiber *f)
 		xsc__futex_wake(f->ctid, INT_MAX, ~0u);
 		xsc__sys3(SYS_futex, (long)f->ctid, FUTEX_WAKE, INT_MAX);
 	}
+	/* no kernel thread has it loaded: the vcpu loaded its own pointer
+	 * before the reap (runtime.c run) */
+	xsc__tls_slot_put(f->fs_sel);
 	rec_put(f);
 }
 

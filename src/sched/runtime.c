@@ -57,19 +57,6 @@ static inline struct xsc_vcpu *self(void)
 	return xsc__vcpu();
 }
 
-/* Loads a thread pointer: wrfsbase where the kernel allows it from user
- * space (HWCAP2_FSGSBASE, Linux >= 5.9 on CPUs that have it), otherwise
- * arch_prctl, one system call per load (transparent mode only). */
-bool xsc__fsgsbase;
-
-static inline void wrfsbase(uint64_t v)
-{
-	if (__builtin_expect(xsc__fsgsbase, 1))
-		__asm__ __volatile__("wrfsbase %0" :: "r"(v) : "memory");
-	else
-		xsc__sys2(SYS_arch_prctl, ARCH_SET_FS, (long)v);
-}
-
 /* The runtime's spinlocks.  A vcpu counts the ones its kernel thread
  * holds (nlocks): a program's signal handler that ran while one was held
  * and called into the runtime itself (sem_post's futex wake readies a
@@ -632,27 +619,38 @@ static void after_switch(struct xsc_vcpu *v, struct xsc_fiber *f)
 	}
 }
 
-/* A program's thread (transparent mode) runs with its own thread pointer.
+/* A program's thread (transparent mode) runs with its own thread pointer,
+ * loaded only when it is not loaded already: the scheduler's own code
+ * runs with whichever one is there (it finds its vcpu through the copy
+ * of xsc__self every TLS block has, and uses no other TLS of its own),
+ * so a vcpu that resumes the fiber it ran last, or a thread's only fiber,
+ * loads nothing, and switching to another thread is one load, not two.
+ * Two things the scheduler may still touch in the loaded block are made
+ * right around it: errno (kept in f->err while it is switched out, and
+ * written back after the load), and the block itself once the thread has
+ * exited: the vcpu loads its own pointer before the reap, after which
+ * the block may be freed (a joiner's munmap) and its LDT slot reused
+ * (tls.c).
+ *
  * A signal may come in at any instruction here, and with arch_prctl at
- * the return of each load, where the kernel delivers what is pending: its
- * handler runs as v->cur, or as no thread when that is NULL, and the
- * trampoline gives it that thread's TLS, or the vcpu's, whichever is
- * loaded now (preload/signals.c, handler_tls).  So v->cur names the
- * fiber only while its context is the one switched in: it is set last
- * before the switch and cleared first after it.  Before, it still named
- * the fiber after the switch back, while the vcpu reloaded its own
- * pointer: a process signal delivered at that arch_prctl's return ran as
- * the thread that had just parked, on the scheduler's stack, with the
- * vcpu's TLS (tp_sigthread, tp_sigtls).  The fiber's copy of xsc__self
- * (sched.h) is stored before its pointer is loaded, through the
- * initial-exec offset, so that a signal taken right after the load finds
- * the vcpu there. */
+ * the return of each load, where the kernel delivers what is pending:
+ * its handler runs as v->cur, or as no thread when that is NULL, and the
+ * trampoline gives it that thread's TLS, or the vcpu's (preload/
+ * signals.c, handler_tls).  So v->cur names the fiber only while its
+ * context is the one switched in: it is set last before the switch and
+ * cleared first after it.  The fiber's copy of xsc__self (sched.h) is
+ * stored before its pointer is loaded, through the initial-exec offset,
+ * so that a signal taken right after the load finds the vcpu there. */
 static void tls_in(struct xsc_vcpu *v, struct xsc_fiber *f)
 {
-	uintptr_t off = (uintptr_t)&xsc__self - v->tp.fs;	/* FS: v's own */
+	uintptr_t off = (uintptr_t)&xsc__self - xsc__tls_now();
 
 	*(struct xsc_vcpu **)(f->fs + off) = v;
-	wrfsbase(f->fs);
+	if (xsc__tls_now() != f->fs) {
+		xsc__tls_load(f->fs, f->fs_sel, &v->tls_sys);
+		v->tls_loads++;
+	}
+	*xsc__errno_now() = f->err;	/* f's own, now that its block is loaded */
 }
 
 static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
@@ -678,8 +676,13 @@ static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 	xsc__ctx_switch(&v->sched, &f->ctx);
 	v->cur = NULL;	/* first after it */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (f->fs)
-		wrfsbase(v->tp.fs);
+	if (f->fs) {
+		f->err = *xsc__errno_now();
+		if (v->dead == f) {	/* see tls_in */
+			xsc__tls_load(v->tp.fs, v->own_sel, &v->tls_sys);
+			v->tls_loads++;
+		}
+	}
 	after_switch(v, f);
 }
 

@@ -25,11 +25,13 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 #include "fiber/ctx.h"
 #include "internal.h"
 #include "preload/state.h"
+#include "rawsys.h"
 #include "xsc.h"
 
 #define XSC_MAX_KEYS 64
@@ -76,6 +78,7 @@ struct xsc_fiber {
 	struct xsc_keyvals *kv;		/* its key values (NULL: none set) */
 	/* transparent mode (src/preload): a thread of an unmodified program */
 	uint64_t fs;			/* its thread pointer (0: not such a fiber) */
+	uint16_t fs_sel;		/* its LDT selector (tls.c), 0: none */
 	uint64_t sigmask;		/* its signal mask */
 	int vtid;			/* its thread id as the program sees it */
 	uint32_t *ctid;			/* CLONE_CHILD_CLEARTID word */
@@ -120,6 +123,10 @@ struct xsc_vcpu {
 	/* fibers waiting for a free syscall entry (vcpu-local, no lock) */
 	struct xsc_wq ewait;
 	uint64_t switches;
+	/* transparent mode: thread pointer loads made by a system call
+	 * (arch_prctl) and by any means (tls.c) */
+	uint64_t tls_sys, tls_loads;
+	uint16_t own_sel;		/* the LDT selector of its own TLS, 0: none */
 	_Atomic int holding;		/* descriptor turns its fibers hold (fdq.c) */
 	unsigned sandbox_gen;		/* sandbox changes applied here (sandbox.c) */
 	volatile int nlocks;		/* runtime spinlocks its kernel thread holds */
@@ -150,8 +157,51 @@ extern bool xsc__tp;
 /* transparent mode: the kernel mask of a vcpu with no fiber to run (preload/signals.c:
  * every signal no thread of the program accepts) */
 extern _Atomic uint64_t xsc__tp_idlemask;
-/* wrfsbase may be used (HWCAP2_FSGSBASE); else arch_prctl (runtime.c) */
-extern bool xsc__fsgsbase;
+/* How a thread pointer is loaded (tls.c): wrfsbase (HWCAP2_FSGSBASE), an
+ * LDT selector for a TLS block below 4 GiB with arch_prctl for the
+ * others, or arch_prctl only.  Chosen at start (preload/start.c). */
+enum { XSC_TLS_WRFSBASE, XSC_TLS_LDT, XSC_TLS_ARCH_PRCTL };
+extern int xsc__tls_how;
+extern const char *xsc__tls_why;	/* why not the LDT, where it is not used */
+extern _Atomic uint64_t xsc__tls_nslot, xsc__tls_nhigh;	/* slots given, blocks above 4 GiB */
+int xsc__tls_ldt_probe(void);
+uint16_t xsc__tls_slot(uint64_t fs);
+void xsc__tls_slot_put(uint16_t sel);
+long xsc__tls_map_low(const long *a);
+
+/* Loads the thread pointer fs, by its LDT selector sel if it has one;
+ * counted per vcpu (v may be NULL) for `xsc run -v`. */
+static inline void xsc__tls_load(uint64_t fs, uint16_t sel, uint64_t *nsys)
+{
+	if (__builtin_expect(xsc__tls_how == XSC_TLS_WRFSBASE, 1)) {
+		__asm__ __volatile__("wrfsbase %0" :: "r"(fs) : "memory");
+	} else if (sel) {
+		__asm__ __volatile__("mov %0, %%fs" :: "r"(sel) : "memory");
+	} else {
+		xsc__sys2(SYS_arch_prctl, 0x1002 /* ARCH_SET_FS */, (long)fs);
+		if (nsys)
+			(*nsys)++;
+	}
+}
+
+/* The thread pointer loaded now: glibc's thread descriptor starts with a
+ * pointer to itself, so one FS-relative load reads it on every path. */
+static inline uint64_t xsc__tls_now(void)
+{
+	uint64_t v;
+	__asm__ __volatile__("mov %%fs:0, %0" : "=r"(v));
+	return v;
+}
+
+/* errno of the TLS block loaded now.  Not &errno: glibc declares
+ * __errno_location const, and a compiler may compute it once, before a
+ * load of another thread pointer.  errno is initial-exec TLS of libc, at
+ * the same offset from every thread pointer (set at start, tls.c). */
+extern intptr_t xsc__errno_off;
+static inline int *xsc__errno_now(void)
+{
+	return (int *)(xsc__tls_now() + (uint64_t)xsc__errno_off);
+}
 /* hooks set by the transparent layer */
 extern void (*xsc__tp_vcpu_start)(struct xsc_vcpu *v);
 extern void (*xsc__tp_reap)(struct xsc_fiber *f);

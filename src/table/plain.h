@@ -58,7 +58,8 @@
 		.args = "addr,len,prot,flags,fd,off",
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_ANY_THREAD,
-		.shim = XSC_SHIM_DIRECT,
+		.shim = XSC_SHIM_EMULATE,
+		.shim_args = shim_mmap,
 	},
 	[SYS_munmap] = {
 		.args = "addr,len",
