@@ -170,40 +170,49 @@ for prog in "${progs[@]}"; do
 done
 
 # ---- the other hardware paths ---------------------------------------------------------
-# Where the CPU gives no FSGSBASE to user space every switch loads a
-# thread pointer with an arch_prctl system call, at whose return the
-# kernel delivers signals; where it has no XSAVEC the rewritten sites save
-# state with xsave.  XSC_HW forces both (src/preload/start.c), so the
-# programs where signals, TLS and the stub meet run that way on every
-# executor whatever this host has: a host with FSGSBASE never takes the
-# other path by itself.  -v must say it took it.
-hw=nofsgsbase,noxsavec hw_t0=$SECONDS
+# Where the CPU gives no FSGSBASE to user space, a switch loads a thread
+# pointer by an LDT selector (TLS blocks below 4 GiB) or, failing that,
+# with an arch_prctl system call, at whose return the kernel delivers
+# signals; where it has no XSAVEC the rewritten sites save state with
+# xsave.  XSC_HW forces these (src/preload/start.c), so the programs where
+# signals, TLS and the stub meet run that way on every executor whatever
+# this host has: a host with FSGSBASE never takes the other paths by
+# itself.  -v must say it took them.  "/hw": the LDT and xsave, on every
+# executor; "/hw2": arch_prctl only, on the first.
 hwnames=()
-for prog in "${progs[@]}"; do
-	name=$(basename "$prog")
-	case $name in tp_sig*|tp_tls|tp_intr_race|tp_rewrite) ;; *) continue ;; esac
-	[ -f "$tmp/$name.native.out" ] && [ "${result["$name ${backends%% *}"]:-}" != n/a ] || continue
-	hwnames+=("$name")
-	opts=$(sed -n 's/.*xsc-tp: run-opts=\([^*]*\).*/\1/p' "$src/tp/$name.c" 2>/dev/null)
-	for b in $backends; do
-		out=$tmp/$name.$b.hw.out err=$tmp/$name.$b.hw.err
-		t0=$SECONDS
-		# shellcheck disable=SC2086
-		XSC_HW=$hw timeout -k 5 120 "$xsc" run -v -b "$b" $opts -- "$prog" >"$out" 2>"$err"
-		rc=$?
-		if ! grep -q '^xsc run: thread pointer by arch_prctl' "$err"; then
-			fail "$name [$b, XSC_HW=$hw]: -v does not say the thread pointer is loaded by arch_prctl"
-			show stderr "$err"
-			result["$name/hw $b"]=FAIL
-		elif compare "$name [$b, XSC_HW=$hw] ($((SECONDS - t0))s)" 0 \
-			"$tmp/$name.native.out" "$rc" "$out" "$err"; then
-			result["$name/hw $b"]=PASS
-		else
-			result["$name/hw $b"]=FAIL
-		fi
+hwrun() {	# row hwflags expected-v-line backends...
+	local row=$1 hw=$2 want=$3 prog name opts out err rc t0 b
+	shift 3
+	for prog in "${progs[@]}"; do
+		name=$(basename "$prog")
+		case $name in tp_sig*|tp_tls|tp_intr_race|tp_rewrite) ;; *) continue ;; esac
+		[ -f "$tmp/$name.native.out" ] && [ "${result["$name ${backends%% *}"]:-}" != n/a ] || continue
+		[ "$row" = hw ] && hwnames+=("$name")
+		opts=$(sed -n 's/.*xsc-tp: run-opts=\([^*]*\).*/\1/p' "$src/tp/$name.c" 2>/dev/null)
+		for b in "$@"; do
+			out=$tmp/$name.$b.$row.out err=$tmp/$name.$b.$row.err
+			t0=$SECONDS
+			# shellcheck disable=SC2086
+			XSC_HW=$hw timeout -k 5 120 "$xsc" run -v -b "$b" $opts -- "$prog" >"$out" 2>"$err"
+			rc=$?
+			if ! grep -q "^xsc run: thread pointer by $want" "$err"; then
+				fail "$name [$b, XSC_HW=$hw]: -v does not say the thread pointer is loaded by $want"
+				show stderr "$err"
+				result["$name/$row $b"]=FAIL
+			elif compare "$name [$b, XSC_HW=$hw] ($((SECONDS - t0))s)" 0 \
+				"$tmp/$name.native.out" "$rc" "$out" "$err"; then
+				result["$name/$row $b"]=PASS
+			else
+				result["$name/$row $b"]=FAIL
+			fi
+		done
 	done
-done
-echo "XSC_HW=$hw runs: $((SECONDS - hw_t0))s"
+}
+hw_t0=$SECONDS
+# shellcheck disable=SC2086
+hwrun hw nofsgsbase,noxsavec "LDT selector" $backends
+hwrun hw2 nofsgsbase,noldt "arch_prctl" ${backends%% *}
+echo "XSC_HW runs: $((SECONDS - hw_t0))s"
 
 # ---- one thread: natively until the second (src/preload/start.c, go_live) ------------
 # tp_solo's parent (pthread_create) and its child (thrd_create, forked
@@ -448,10 +457,12 @@ for prog in "${progs[@]}"; do
 	for b in $backends; do printf ' %-7s' "${result["$name $b"]:-?}"; done
 	echo
 done
-for name in "${hwnames[@]}"; do	# XSC_HW=nofsgsbase,noxsavec
-	printf '%-12s' "$name/hw"
-	for b in $backends; do printf ' %-7s' "${result["$name/hw $b"]:-?}"; done
-	echo
+for name in "${hwnames[@]}"; do	# XSC_HW: see hwrun
+	for row in hw hw2; do
+		printf '%-12s' "$name/$row"
+		for b in $backends; do printf ' %-7s' "${result["$name/$row $b"]:--}"; done
+		echo
+	done
 done
 echo "$npass passed, $nfail failed in $((SECONDS - t_start))s"
 [ "$nfail" -eq 0 ]
