@@ -29,7 +29,7 @@ static const char *shim_text(enum xsc_shim s)
 	switch (s) {
 	case XSC_SHIM_POST: return "posted through the runtime: the thread (a fiber) parks, the call takes the route above";
 	case XSC_SHIM_DIRECT: return "made directly on the vcpu (glibc holds a lock of its own around it, or it never waits)";
-	case XSC_SHIM_EMULATE: return "answered by the shim (threads are fibers: ids, signals, clone, futexes)";
+	case XSC_SHIM_EMULATE: return "answered by the shim (threads are fibers: ids, signals, clone, futexes, thread stacks)";
 	default: return "?";
 	}
 }
