@@ -8,8 +8,8 @@
 #    (a runtime of its own) did not trap each of its 10,000 umask calls;
 #  - XSC_REWRITE=0 turns it off (-v says so) and the output is the same;
 #  - python3 runs the same with rewriting on and off;
-#  - the whole of t_transparent passes with rewriting off too (with it
-#    on, it is t_transparent itself).
+#  - the whole of t_transparent passes with rewriting off too, on the
+#    uring executor (with it on, it is t_transparent itself).
 # xsc-test: timeout=300
 set -u
 build=$(cd "${1:?usage: t_rewrite.sh BUILD_DIR}" && pwd)
@@ -74,7 +74,10 @@ print(sorted(r)[0], len(r))'
 	done
 fi
 
-if XSC_REWRITE=0 bash "$(dirname "$0")/t_transparent.sh" "$build" >"$tmp/tt" 2>&1; then
+# With rewriting off every call of libc traps: the shim's path, the same
+# on every executor, which t_transparent itself already runs each of with
+# rewriting on; so on the first executor only.
+if XSC_TP_BACKENDS=uring XSC_REWRITE=0 bash "$(dirname "$0")/t_transparent.sh" "$build" >"$tmp/tt" 2>&1; then
 	echo "PASS t_transparent with XSC_REWRITE=0: $(tail -n 1 "$tmp/tt")"
 else
 	# each failing check with what it printed, then the summary
