@@ -487,6 +487,14 @@ long xsc__rest_done(struct xsc *x, int id);
 int xsc__fd_nonblocking(struct xsc *x, int fd);
 /* 1 if fd is a regular file or a block device, 0 if not, -errno (uring.c) */
 int xsc__fd_on_disk(struct xsc *x, int fd);
+/* Transparent mode: descriptor kinds learned from stat calls, kept until
+ * a close (fdkind.c); -1 from get: not known. */
+extern _Atomic bool xsc__fdkind_on;
+int xsc__fdkind_get(int fd);
+uint32_t xsc__fdkind_seen(int fd);
+void xsc__fdkind_learn(int fd, uint32_t seen, bool disk);
+uint64_t xsc__fdkind_closing(int first, int last, bool begin, uint64_t marked);
+
 /* Waits for poll events on fd without holding an entry: a POLL_ADD whose
  * CQE goes to done_cb as id -1 with `tag` (bits 62-63 clear) and the
  * revents or -errno.  Goes out with the next flush.  -ENOTSUP without a

@@ -735,6 +735,25 @@ int xsc__fd_on_disk(struct xsc *x, int fd)
 	return S_ISREG(stx.stx_mode) || S_ISBLK(stx.stx_mode);
 }
 
+/* xsc__fd_on_disk, answered without a system call where transparent
+ * mode knows the kind already (sched/fdkind.c), and kept for the next
+ * time where it asked. */
+static int fd_disk(struct xsc *x, int fd)
+{
+	int k = xsc__fdkind_get(fd);
+	uint32_t seen;
+
+	if (k >= 0)
+		return k;
+	if (!atomic_load_explicit(&xsc__fdkind_on, memory_order_relaxed))
+		return xsc__fd_on_disk(x, fd);
+	seen = xsc__fdkind_seen(fd);
+	k = xsc__fd_on_disk(x, fd);
+	if (k >= 0)
+		xsc__fdkind_learn(fd, seen, k > 0);
+	return k;
+}
+
 int xsc__fd_nonblocking(struct xsc *x, int fd)
 {
 	long fl = xsc__sys3(SYS_fcntl, fd, F_GETFL, 0);
@@ -771,7 +790,7 @@ long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
 		 * file's read at the first page not in the page cache, where
 		 * read(2) waits for the disk: the rest is read in the blocking
 		 * form (an end of file then reads 0 more). */
-		*rest = xsc__fd_on_disk(x, (int)x->ent[id].args[0]) > 0;
+		*rest = fd_disk(x, (int)x->ent[id].args[0]) > 0;
 		return res;
 	}
 	if (res != -EAGAIN && !short_write)

@@ -168,7 +168,7 @@ static long em_clone3(long nr, const long *a, ucontext_t *uc)
 		return -EFAULT;
 	if (!(ca->flags & CLONE_THREAD))
 		return tp_fork_like(nr, a, uc);
-	return tp_spawn(ca->flags, ca->stack + ca->stack_size, (int *)ca->parent_tid,
+	return tp_spawn(ca->flags, ca->stack, ca->stack + ca->stack_size, (int *)ca->parent_tid,
 		     (int *)ca->child_tid, ca->tls, uc);
 }
 
@@ -178,7 +178,7 @@ static long em_clone(long nr, const long *a, ucontext_t *uc)
 		return RAW;
 	if (!(a[0] & CLONE_THREAD))
 		return tp_fork_like(nr, a, uc);
-	return tp_spawn((uint64_t)a[0], (uint64_t)a[1], (int *)a[2], (int *)a[3],
+	return tp_spawn((uint64_t)a[0], 0, (uint64_t)a[1], (int *)a[2], (int *)a[3],
 		     (uint64_t)a[4], uc);
 }
 
@@ -385,8 +385,14 @@ static long dispatch_call(long nr, const long *a, ucontext_t *uc);
  * returns to it, as natively. */
 static long dispatch(long nr, const long *a, ucontext_t *uc)
 {
-	long r = dispatch_call(nr, a, uc);
+	struct tp_kcall k;
+	long r;
 	bool sends;
+
+	tp_kinds_before(nr, a, &k);
+	r = dispatch_call(nr, a, uc);
+	if (k.what != TP_KC_NONE && r != KEEP_REGS)
+		tp_kinds_after(nr, a, &k, r);
 
 	if (__builtin_expect(r == -EPIPE, 0) &&
 	    xsc__sigpipe_kind(nr, (const int64_t *)a, &sends))
@@ -444,8 +450,22 @@ static bool futex_wakes(long op)
 	}
 }
 
+static long handler_call(struct xsc_vcpu *v, long nr, const long *a);
+
 /* A call made in a signal handler (see tp_sig_tramp). */
 long xsc__tp_handler_call(struct xsc_vcpu *v, long nr, const long *a)
+{
+	struct tp_kcall k;
+	long r;
+
+	tp_kinds_before(nr, a, &k);
+	r = handler_call(v, nr, a);
+	if (k.what != TP_KC_NONE)
+		tp_kinds_after(nr, a, &k, r);
+	return r;
+}
+
+static long handler_call(struct xsc_vcpu *v, long nr, const long *a)
 {
 	tp_maps_call(nr, a);
 	switch (nr) {

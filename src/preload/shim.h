@@ -180,6 +180,16 @@ static inline struct xsc_fiber *cur_fiber(void)
 /* preload.c */
 long tp_check_emulators(void);
 int tp_copy_in(void *dst, const void *usrc, size_t len);
+
+/* kinds.c: descriptor kinds from the program's own calls (sched/fdkind.c) */
+enum { TP_KC_NONE, TP_KC_STAT, TP_KC_CLOSE };
+struct tp_kcall {
+	int what, first, last;
+	uint32_t seen;
+	uint64_t marked;
+};
+void tp_kinds_before(long nr, const long *a, struct tp_kcall *k);
+void tp_kinds_after(long nr, const long *a, const struct tp_kcall *k, long r);
 int tp_copy_out(void *udst, const void *src, size_t len);
 int tp_readable(struct xsc_vcpu *v, const uint32_t *u);
 void tp_maps_call(long nr, const long *a);
@@ -211,8 +221,8 @@ long tp_sigsuspend(const long *a);
 /* threads.c */
 extern struct xsc_pool tp_recs;
 struct xsc_fiber *tp_rec_get(void);
-long tp_spawn(uint64_t flags, uint64_t sp, int *ptid, int *ctid,
-		  uint64_t tls, ucontext_t *uc);
+long tp_spawn(uint64_t flags, uint64_t lo, uint64_t sp, int *ptid, int *ctid,
+	     uint64_t tls, ucontext_t *uc);
 void tp_reap(struct xsc_fiber *f);
 _Noreturn void tp_thread_exit(int code);
 void tp_repin(struct xsc_vcpu *v);

@@ -341,6 +341,9 @@ static int start(void)
 	/* the kernel would keep updating the area for this (soon parked)
 	 * thread, not for whichever vcpu runs main: make sched_getcpu() ask */
 	unregister_rseq(rdfsbase(), true);
+	/* every close of the program's passes the shim from here on
+	 * (sched/fdkind.c) */
+	atomic_store(&xsc__fdkind_on, true);
 	xsc__tp = true;
 	xsc__raw_workers = true;	/* no glibc locks in syscall threads */
 	xsc__tp_vcpu_start = vcpu_start;

@@ -36,6 +36,8 @@ struct xsc_tp_fiber {
 	_Atomic int intr;		/* a signal asked to interrupt it: 1, 2 canceled */
 	bool setxid;			/* its next set*id is glibc's, process-wide */
 	long setxid_ret;		/* what the handlers' set*id got */
+	uintptr_t stack_lo, stack_hi;	/* its stack as clone3 gave it (0: not
+					   known): mapped while it runs */
 };
 
 /* A vcpu running such threads.  ret, sel and self are read at fixed

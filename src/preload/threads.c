@@ -69,8 +69,8 @@ static void child_entry(void *arg)
 		   CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID | CLONE_DETACHED)
 
 /* A new thread of the program becomes a fiber (see the top of the file). */
-long tp_spawn(uint64_t flags, uint64_t sp, int *ptid, int *ctid,
-		  uint64_t tls, ucontext_t *uc)
+long tp_spawn(uint64_t flags, uint64_t lo, uint64_t sp, int *ptid, int *ctid,
+	      uint64_t tls, ucontext_t *uc)
 {
 	struct xsc_fiber *f;
 	greg_t *g;
@@ -90,6 +90,10 @@ long tp_spawn(uint64_t flags, uint64_t sp, int *ptid, int *ctid,
 	g[REG_RSP] = (greg_t)sp;
 	g[REG_RAX] = 0;
 	f->tp.regs = g;
+	if (lo && lo < sp) {
+		f->tp.stack_lo = lo;
+		f->tp.stack_hi = sp;
+	}
 	f->fs = flags & CLONE_SETTLS ? tls : cur_fiber()->fs;
 	/* a slot of its own only for a block of its own */
 	f->fs_sel = flags & CLONE_SETTLS ? xsc__tls_slot(f->fs) : 0;

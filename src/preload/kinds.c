@@ -1,0 +1,160 @@
+/*
+ * kinds.c - transparent mode: what the program's own calls tell about its
+ * descriptors (sched/fdkind.c).  Before each call of the program's
+ * (dispatch and the handlers' calls, preload.c), and after it:
+ *   - a stat of a descriptor (fstat, newfstatat or statx with
+ *     AT_EMPTY_PATH and an empty path) that succeeded says whether it is
+ *     a regular file or a block device;
+ *   - close, dup2, dup3 and close_range mark the descriptors they close
+ *     or replace as closing, and then as closed;
+ *   - an io_uring of the program's own (its closes go by it), a
+ *     descriptor table shared with another process or unshared by one
+ *     thread turn the kinds off for good.
+ */
+#include "shim.h"
+
+#include <linux/close_range.h>
+#include <sys/stat.h>
+
+static void off(void)
+{
+	atomic_store_explicit(&xsc__fdkind_on, false, memory_order_relaxed);
+}
+
+/* Reads len bytes of the program's memory at p, on pages the vcpu has
+ * found readable before (tp_readable: no system call on the hot path):
+ * 0, or -EFAULT. */
+static int peek(void *dst, long p, size_t len)
+{
+	struct xsc_vcpu *v = xsc__vcpu();
+	struct xsc_fiber *f = v ? v->cur : NULL;
+
+	/* the running thread's own stack, where stat buffers mostly are */
+	if (f && (uintptr_t)p >= f->tp.stack_lo && (uintptr_t)p + len <= f->tp.stack_hi) {
+		memcpy(dst, (const void *)p, len);
+		return 0;
+	}
+	if (!p || !v || tp_readable(v, (const uint32_t *)p) ||
+	    tp_readable(v, (const uint32_t *)(p + (long)len - 1)))
+		return -EFAULT;
+	memcpy(dst, (const void *)p, len);
+	return 0;
+}
+
+static bool empty_path(long p)
+{
+	char c;
+
+	return peek(&c, p, 1) == 0 && c == 0;
+}
+
+static void stat_of(struct tp_kcall *k, long fd)
+{
+	if (fd < 0 || fd > INT_MAX)
+		return;
+	k->what = TP_KC_STAT;
+	k->first = (int)fd;
+	k->seen = xsc__fdkind_seen((int)fd);
+}
+
+static void closes(struct tp_kcall *k, long first, long last)
+{
+	if (first < 0 || first > INT_MAX || last < first)
+		return;
+	k->what = TP_KC_CLOSE;
+	k->first = (int)first;
+	k->last = last > INT_MAX ? INT_MAX : (int)last;
+	k->marked = xsc__fdkind_closing(k->first, k->last, true, 0);
+}
+
+void tp_kinds_before(long nr, const long *a, struct tp_kcall *k)
+{
+	uint64_t flags;
+
+	k->what = TP_KC_NONE;
+	if (!atomic_load_explicit(&xsc__fdkind_on, memory_order_relaxed))
+		return;
+	switch (nr) {
+	case SYS_fstat:
+		stat_of(k, a[0]);
+		break;
+	case SYS_newfstatat:
+		if ((a[3] & AT_EMPTY_PATH) && empty_path(a[1]))
+			stat_of(k, a[0]);
+		break;
+	case SYS_statx:
+		if ((a[2] & AT_EMPTY_PATH) && empty_path(a[1]))
+			stat_of(k, a[0]);
+		break;
+	case SYS_close:
+		closes(k, a[0], a[0]);
+		break;
+	case SYS_dup2:
+		if (a[0] != a[1])	/* dup2(fd, fd) closes nothing */
+			closes(k, a[1], a[1]);
+		break;
+	case SYS_dup3:
+		closes(k, a[1], a[1]);
+		break;
+	case SYS_close_range:
+		if (a[2] & CLOSE_RANGE_UNSHARE)
+			off();	/* the vcpu's own table from here on */
+		if (!(a[2] & CLOSE_RANGE_CLOEXEC))
+			closes(k, (unsigned)a[0], (unsigned)a[1]);
+		break;
+	case SYS_io_uring_setup:
+		off();
+		break;
+	case SYS_unshare:
+		if (a[0] & CLONE_FILES)
+			off();
+		break;
+	case SYS_clone:
+	case SYS_clone3:
+		flags = (uint64_t)a[0];
+		if (nr == SYS_clone3 &&
+		    tp_copy_in(&flags, (const void *)a[0], sizeof(flags)) < 0)
+			break;	/* the kernel refuses it */
+		if ((flags & CLONE_FILES) && !(flags & CLONE_VM))
+			off();
+		break;
+	default:
+		break;
+	}
+}
+
+/* The mode the kernel wrote into the program's buffer, or -1. */
+static long mode_of(long nr, const long *a)
+{
+	struct statx stx;
+	struct stat st;
+
+	if (nr == SYS_statx) {
+		if (peek(&stx, a[4], offsetof(struct statx, stx_mode) +
+			 sizeof(stx.stx_mode)) < 0 || !(stx.stx_mask & STATX_TYPE))
+			return -1;
+		return stx.stx_mode;
+	}
+	if (peek(&st.st_mode, (nr == SYS_fstat ? a[1] : a[2]) +
+		 (long)offsetof(struct stat, st_mode), sizeof(st.st_mode)) < 0)
+		return -1;
+	return st.st_mode;
+}
+
+void tp_kinds_after(long nr, const long *a, const struct tp_kcall *k, long r)
+{
+	long mode;
+
+	switch (k->what) {
+	case TP_KC_STAT:
+		if (r == 0 && (mode = mode_of(nr, a)) >= 0)
+			xsc__fdkind_learn(k->first, k->seen,
+					  S_ISREG(mode) || S_ISBLK(mode));
+		break;
+	case TP_KC_CLOSE:
+		xsc__fdkind_closing(k->first, k->last, false, k->marked);
+		break;
+	default:
+		break;
+	}
+}
