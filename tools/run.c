@@ -186,6 +186,14 @@ int xsc_run_main(int argc, char **argv)
 			prepend_env("GLIBC_TUNABLES", "glibc.pthread.rseq=0", ":");
 		}
 	}
+	/* the program keeps this process's id: the shim says what it has to
+	 * say (a fallback, a reason to run natively) in it, not again in
+	 * every program it starts (src/preload/start.c, first_process) */
+	{
+		char pid[24];
+		snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+		setenv("XSC_RUN_PID", pid, 1);
+	}
 	execvp(argv[i], argv + i);
 	fprintf(stderr, "xsc run: %s: %s\n", argv[i], strerror(errno));
 	return errno == ENOENT ? 127 : 126;

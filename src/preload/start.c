@@ -260,6 +260,17 @@ static void hw_paths(void)
 			 env && *env ? "; XSC_HW=" : "", env && *env ? env : "");
 }
 
+/* Whether this is the process `xsc run` started (XSC_RUN_PID, tools/
+ * run.c) rather than one the program started in turn: only the first says
+ * why it falls back or runs natively; the others' stderr is the
+ * program's output (a test suite compares its children's). */
+static bool first_process(void)
+{
+	const char *env = getenv("XSC_RUN_PID");
+
+	return !env || atol(env) == (long)xsc__sys0(SYS_getpid);
+}
+
 static int start(void)
 {
 	struct xsc_runtime_config cfg;
@@ -286,7 +297,8 @@ static int start(void)
 	else
 		why = why_not();
 	if (why) {
-		xsc__say("xsc run: %s; running the program natively\n", why);
+		if (first_process() || getenv("XSC_VERBOSE"))
+			xsc__say("xsc run: %s; running the program natively\n", why);
 		return -1;
 	}
 	tp.verbose = getenv("XSC_VERBOSE") != NULL;
@@ -360,6 +372,8 @@ static int start(void)
 	tp.preempt_cookie = (int)(xsc__now() ^ (xsc__sys0(SYS_getpid) << 16)) | 1;
 	if (tp.preempt_ns > 0)
 		tp_install(PREEMPT_SIG, &tp.act[PREEMPT_SIG]);
+	if (!first_process() && !tp.verbose)
+		xsc__rt.quiet = true;	/* its fallback reasons were said */
 	if (xsc__rt_start(&cfg) < 0) {
 		xsc__say("xsc run: cannot start the vcpus\n");
 		abort();	/* threads may already run with dispatch on */
