@@ -150,7 +150,11 @@ struct xsc;
 /* Opens a handle: maps the syscall pages, probes io_uring, builds the
  * route table, starts nothing that is not needed.  The flexsc_register
  * analogue.  Environment (unless XSC_NO_ENV): XSC_BACKEND=
- * auto|uring|sqpoll|worker|inline forces a backend.  Returns 0 and
+ * auto|uring|sqpoll|worker|inline forces a backend.  The routes AUTO
+ * chooses by cost take the costs from the host profile, measured on
+ * first use and cached (`xsc info` prints it; XSC_HOST_PROFILE=FILE
+ * forces one, for every handle of the process: a file that lacks a cost
+ * makes xsc_open fail with -EINVAL, saying which).  Returns 0 and
  * stores the handle in *xp, or -errno. */
 int xsc_open(struct xsc **xp, const struct xsc_config *cfg);
 
