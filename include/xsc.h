@@ -130,7 +130,9 @@ struct xsc_config {
 	unsigned spin_ns;	 /* busy-wait of the owner and the syscall
 				    threads before they sleep; 0 = never
 				    spin, XSC_SPIN_DEFAULT = the default
-				    (20 us with more than one core, else 0) */
+				    (with more than one core, what waking
+				    a thread on another core costs by the
+				    host profile; else 0) */
 	unsigned sq_idle_ms;	 /* SQPOLL poller idle time; 0 = 1000 */
 	unsigned flags;		 /* XSC_NONBLOCK, XSC_NO_ENV, XSC_QUIET,
 				    XSC_DEFER_TASKRUN, XSC_SECCOMP_URING */

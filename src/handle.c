@@ -46,8 +46,9 @@ XSC_EXPORT void xsc_config_init(struct xsc_config *cfg)
 	cfg->npages = XSC_DEFAULT_PAGES;
 	cfg->syscall_cpu = -1;
 	cfg->max_workers = 16;
-	/* spinning only pays when the executor runs on another core */
-	cfg->spin_ns = ncpu > 1 ? 20000 : 0;
+	/* spinning only pays when the executor runs on another core, and
+	 * for as long as the wake-up that ends a sleep costs (hostprof.c) */
+	cfg->spin_ns = ncpu > 1 ? xsc__hostprof_spin_ns(xsc__hostprof(NULL)) : 0;
 	cfg->sq_idle_ms = 1000;
 }
 
