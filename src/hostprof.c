@@ -199,28 +199,39 @@ static bool cache_read(const char *path, struct xsc_hostprof *hp)
 	return true;
 }
 
-/* Writes the file beside its final name and renames it over; the
- * directories on the way are made (0700).  0 or -errno. */
-static int cache_write(const char *path, const struct xsc_hostprof *hp)
+/* mkdir -p dir, 0700; 0 or the last mkdir's -errno. */
+static long make_dirs(char *dir)
 {
-	char dir[256], tmp[300], text[2048];
+	long r = 0;
+
+	for (char *s = dir + (*dir == '/'); *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		xsc__sys2(SYS_mkdir, dir, 0700);	/* the last one says */
+		*s = '/';
+	}
+	if (*dir && (r = xsc__sys2(SYS_mkdir, dir, 0700)) == -EEXIST)
+		r = 0;
+	return r;
+}
+
+int xsc__hostprof_save(const struct xsc_hostprof *hp, const char *path)
+{
+	char dir[256], tmp[300], text[2560];
 	int len = xsc__hostprof_format(hp, text, sizeof(text));
+	const char *slash = strrchr(path, '/');
 	long fd, n;
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	*strrchr(dir, '/') = '\0';
-	for (char *s = dir + 1; ; s++) {
-		if (*s && *s != '/')
-			continue;
-		char c = *s;
-		*s = '\0';
-		long r = xsc__sys2(SYS_mkdir, dir, 0700);
-		*s = c;
-		if (r < 0 && r != -EEXIST && !c)
-			return (int)r;
-		if (!c)
-			break;
-	}
+	len += snprintf(text + len, sizeof(text) - (size_t)len, "# ");
+	len += xsc__hostprof_source(hp, text + len, sizeof(text) - (size_t)len);
+	len += snprintf(text + len, sizeof(text) - (size_t)len, "\n");
+	if ((size_t)len >= sizeof(text) || !slash || (size_t)(slash - path) >= sizeof(dir))
+		return -EINVAL;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	if ((n = make_dirs(dir)) < 0)
+		return (int)n;
 	snprintf(tmp, sizeof(tmp), "%s/.host-profile.%ld", dir, xsc__sys0(SYS_getpid));
 	fd = xsc__sys4(SYS_openat, AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 		       0644);
@@ -366,7 +377,7 @@ static void load(void)
 	else if (!have_path)
 		snprintf(prof.note, sizeof(prof.note), "not cached: no XSC_CACHE_DIR, "
 			 "XDG_CACHE_HOME or HOME");
-	else if ((r = cache_write(path, &prof)) < 0)
+	else if ((r = xsc__hostprof_save(&prof, path)) < 0)
 		snprintf(prof.note, sizeof(prof.note), "not cached: %s: %s", path,
 			 strerror(-r));
 	else

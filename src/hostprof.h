@@ -70,6 +70,10 @@ const struct xsc_hostprof *xsc__hostprof(const char **err);
 /* The profile as the file format: `key value` lines, units in the keys.
  * Returns the length (as snprintf). */
 int xsc__hostprof_format(const struct xsc_hostprof *hp, char *buf, size_t len);
+/* Writes the format and where it came from to path: beside it first,
+ * then renamed over it, so a reader never sees half of it; the
+ * directories on the way are made (0700).  0 or -errno. */
+int xsc__hostprof_save(const struct xsc_hostprof *hp, const char *path);
 /* Where it came from, in words: "measured", "cached in FILE", "forced by
  * XSC_HOST_PROFILE=FILE" (+ the note). */
 int xsc__hostprof_source(const struct xsc_hostprof *hp, char *buf, size_t len);
