@@ -69,7 +69,8 @@ static bool open_here(const struct xsc *x, long dfd, long path, long flags)
 {
 	struct stat st;
 
-	if (flags & (O_CREAT | O_TRUNC | __O_TMPFILE))
+	/* glibc's O_TMPFILE includes O_DIRECTORY: both bits, not either */
+	if ((flags & (O_CREAT | O_TRUNC)) || (flags & O_TMPFILE) == O_TMPFILE)
 		return false;
 	if (!xsc__open_may_wait(flags))
 		return x->here_ring;
