@@ -17,8 +17,8 @@
  * renamed, so a reader never sees half of it).  A forked child keeps the
  * profile it was forked with; an exec'd one (every program under `xsc
  * run`, which loads it before the exec) reads the cache.  Where no cache
- * can be written each process measures (about 1 ms, under 20 ms where a
- * system call costs 1 us).  Under a seccomp filter io_uring is not
+ * can be written each process measures (about 2 ms here, within a 15 ms
+ * budget, hostprof_measure.c).  Under a seccomp filter io_uring is not
  * measured (the filter may not allow it) and nothing is cached.
  *
  * XSC_HOST_PROFILE=FILE forces a profile: the same format, every cost

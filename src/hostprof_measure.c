@@ -3,10 +3,11 @@
  *
  * Each figure is the best of a few short runs: a run that was preempted
  * or shared its core only ever comes out slower, so the minimum is the
- * machine's own cost.  All of it takes about 1 ms where a system call
- * costs 70 ns and stays under 20 ms where it costs 1 us:
+ * machine's own cost; a warm-up round comes first and is not counted.
+ * All of it takes about 2 ms where a system call costs 75 ns, most of it
+ * waking another core:
  *
- *   null system call   getppid by a raw syscall instruction, 5 x 64
+ *   null system call   getppid by a raw syscall instruction, 4 x 64
  *   posted call        IORING_OP_NOP on a private 64-entry ring, 1 and
  *                      32 per io_uring_enter (submit and reap), and 32
  *                      with IOSQE_ASYNC: a call io_uring hands to its
