@@ -81,10 +81,15 @@ static void host_costs(const struct xsc_hostprof *hp)
 	char src[512];
 
 	xsc__hostprof_source(hp, src, sizeof(src));
-	printf("  host:        a system call costs %ld ns; a posted call %ld ns alone, "
-	       "%ld ns in a batch of 32, %ld ns in io_uring's workers (host profile, "
-	       "%s)\n", hp->null_syscall_ns, hp->posted_batch1_ns, hp->posted_batch32_ns,
-	       hp->posted_async_batch32_ns, src);
+	if (hp->posted_batch1_ns < 0 || hp->posted_batch32_ns < 0 ||
+	    hp->posted_async_batch32_ns < 0)
+		printf("  host:        a system call costs %ld ns; posted calls were not "
+		       "measured (host profile, %s)\n", hp->null_syscall_ns, src);
+	else
+		printf("  host:        a system call costs %ld ns; a posted call %ld ns alone, "
+		       "%ld ns in a batch of 32, %ld ns in io_uring's workers (host profile, "
+		       "%s)\n", hp->null_syscall_ns, hp->posted_batch1_ns,
+		       hp->posted_batch32_ns, hp->posted_async_batch32_ns, src);
 }
 
 int xsc_info_row(struct xsc *x, const char *arg)
