@@ -85,8 +85,7 @@ int xsc__hostprof_format(const struct xsc_hostprof *hp, char *buf, size_t len)
 		if (keys[i].kind == STR ? !*p : !keys[i].need && *(const long *)p <= 0)
 			continue;
 		if (keys[i].kind == STR)
-			n += snprintf(buf + at, len - at, "%s %s\n", keys[i].name,
-				      *p ? p : "unknown");
+			n += snprintf(buf + at, len - at, "%s %s\n", keys[i].name, p);
 		else if (*(const long *)p == XSC_HP_NONE)
 			n += snprintf(buf + at, len - at, "%s unavailable\n", keys[i].name);
 		else

@@ -55,7 +55,9 @@ struct xsc_hostprof {
 	bool here_look;		/* two system calls (a look at the path, then
 				   the call) < one in io_uring's workers */
 	char why_cheap[240];	/* the route reason of a .cheap row */
-	char why_open[480];	/* the route reason of a .cheap_if open */
+	/* the route reason of a .cheap_if row, which speaks of opens:
+	 * update decide() when another row gets a .cheap_if */
+	char why_open[480];
 };
 
 /* The profile of this host: loaded on first use, once per process and
