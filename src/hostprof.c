@@ -68,6 +68,7 @@ static const struct key {
 	F(xsave_bytes, NUM, 1),
 	F(xsavec, NUM, 1),
 	F(measure_us, NUM, 0),
+	F(load_pct, NUM, 0),
 };
 #undef F
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -349,6 +350,17 @@ static void load_forced(const char *file)
 	decide(&prof);
 }
 
+/* Whether a load (xsc__hostprof_load()) is more than the cores: other
+ * threads then wait for them, and so do the measurement's.  Such a
+ * profile is cached (a busy machine should not measure in every
+ * process) until a process finds the machine no longer busy, which
+ * measures again: the cache keeps the quietest measurement it was
+ * given the chance to take. */
+static bool busy(long load_pct)
+{
+	return load_pct > 100;
+}
+
 static void load(void)
 {
 	const char *forced = getenv("XSC_HOST_PROFILE");
@@ -362,7 +374,8 @@ static void load(void)
 		return;
 	}
 	xsc__hostprof_identify(&prof);
-	if (have_path && cache_read(path, &prof)) {
+	if (have_path && cache_read(path, &prof) && !(busy(prof.load_pct) &&
+						      !busy(xsc__hostprof_load()))) {
 		prof.source = XSC_HP_CACHED;
 		snprintf(prof.file, sizeof(prof.file), "%s", path);
 		decide(&prof);
@@ -380,7 +393,9 @@ static void load(void)
 		snprintf(prof.note, sizeof(prof.note), "not cached: %s: %s", path,
 			 strerror(-r));
 	else
-		snprintf(prof.note, sizeof(prof.note), "written to %s", path);
+		snprintf(prof.note, sizeof(prof.note), "written to %s%s", path,
+			 busy(prof.load_pct) ? "; on a busy machine: measured again "
+			 "once it is not" : "");
 	decide(&prof);
 }
 

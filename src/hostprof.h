@@ -47,6 +47,10 @@ struct xsc_hostprof {
 	char file[256];		/* the cache or forced file, or "" */
 	char note[384];		/* why a measured profile was not cached, or "" */
 	long measure_us;	/* time the measurement took (measured only) */
+	/* the 1-minute load average per allowed CPU when it was measured,
+	 * in percent: over 100, other threads waited for the cores and
+	 * every wait across threads came out longer (hostprof.c load()) */
+	long load_pct;
 
 	/* The decisions (hostprof.c decide()).  A call that may run in the
 	 * caller does so when that costs less than posting it: */
@@ -89,6 +93,8 @@ void xsc__hostprof_measure(struct xsc_hostprof *hp, bool ring);
 /* The cache key of this host into *hp: boot, CPU, kernel, the
  * io_uring_disabled sysctl. */
 void xsc__hostprof_identify(struct xsc_hostprof *hp);
+/* The 1-minute load average per allowed CPU, in percent (-1: unknown). */
+long xsc__hostprof_load(void);
 
 #pragma GCC visibility pop
 #endif

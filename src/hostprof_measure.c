@@ -39,6 +39,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -370,15 +371,33 @@ static void xsave_area(struct xsc_hostprof *hp)
 	hp->xsavec = (a >> 1) & 1;
 }
 
+long xsc__hostprof_load(void)
+{
+	char buf[128];
+	cpu_set_t set;
+	long n;
+	int ncpu;
+
+	CPU_ZERO(&set);	/* the kernel writes only its CPUs' bytes */
+	n = xsc__sys3(SYS_sched_getaffinity, 0, sizeof(set), &set);
+	ncpu = n > 0 ? CPU_COUNT(&set) : 0;
+
+	if (ncpu < 1 || xsc__read_small("/proc/loadavg", buf, sizeof(buf)) <= 0)
+		return -1;
+	return (long)(strtod(buf, NULL) * 100 / ncpu);
+}
+
 void xsc__hostprof_measure(struct xsc_hostprof *hp, bool ring)
 {
 	int64_t t0 = xsc__now();
 	cpu_set_t old;
+	unsigned me;
+	bool pinned;
 
 	deadline = t0 + BUDGET_NS;
-	unsigned me;
-	bool pinned = xsc__sys3(SYS_sched_getaffinity, 0, sizeof(old), &old) > 0 &&
-		      xsc__sys3(SYS_getcpu, &me, NULL, NULL) == 0;
+	CPU_ZERO(&old);	/* the kernel writes only its CPUs' bytes */
+	pinned = xsc__sys3(SYS_sched_getaffinity, 0, sizeof(old), &old) > 0 &&
+		 xsc__sys3(SYS_getcpu, &me, NULL, NULL) == 0;
 
 	/* On the core it is on, as the runtime's kernel threads are: where
 	 * the scheduler may move the caller, a call io_uring runs in its
@@ -397,4 +416,5 @@ void xsc__hostprof_measure(struct xsc_hostprof *hp, bool ring)
 		xsc__sys3(SYS_sched_setaffinity, 0, sizeof(old), &old);
 	xsave_area(hp);
 	hp->measure_us = (long)((xsc__now() - t0) / 1000);
+	hp->load_pct = xsc__hostprof_load();
 }

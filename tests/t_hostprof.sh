@@ -2,7 +2,7 @@
 # The host profile's cache and forced files (src/hostprof.c), through
 # `xsc info`: the first process measures and writes the cache, the next
 # reads it (source "cached", file untouched); a cache of another boot is
-# measured again; an unwritable cache directory still gives a measured
+# measured again, one taken on a busy machine once the machine is not; an unwritable cache directory still gives a measured
 # profile; XSC_CACHE_DIR, XDG_CACHE_HOME and HOME name the directory in
 # that order; under a seccomp filter io_uring is not measured and nothing
 # is cached; programs under `xsc run` read the cache the launcher wrote;
@@ -35,18 +35,36 @@ fi
 cache_checks() {
 	# measured, written, then read back
 	src=$(XSC_CACHE_DIR=$c "$xsc" info | profile)
-	[[ $src == "measured in "*" us; written to $c/host-profile" ]] || bad "first run: '$src'"
+	[[ $src == "measured in "*" us; written to $c/host-profile"* ]] || bad "first run: '$src'"
 	[ -s "$c/host-profile" ] || bad "no cache file"
 	for k in $keys boot_id cpu kernel; do
 		grep -q "^$k [^ ]" "$c/host-profile" || bad "cache lacks $k"
 	done
 	cp -p "$c/host-profile" "$d/first"
-	src=$(XSC_CACHE_DIR=$c "$xsc" info | profile)
-	[ "$src" = "cached in $c/host-profile" ] || bad "second run: '$src'"
-	cmp -s "$c/host-profile" "$d/first" || bad "the second run rewrote the cache"
+	src2=$(XSC_CACHE_DIR=$c "$xsc" info | profile)
+	if [[ $src == *"on a busy machine"* && $src2 == "measured in "* ]]; then
+		echo "note: measured on a busy machine, which was no longer busy: measured again"
+	else
+		[ "$src2" = "cached in $c/host-profile" ] || bad "second run: '$src2'"
+		cmp -s "$c/host-profile" "$d/first" || bad "the second run rewrote the cache"
+	fi
+	src=$src2
 	XSC_CACHE_DIR=$c "$xsc" info fstat | grep -q "^  host: .*cached in $c/host-profile" ||
 		bad "xsc info fstat: no host line from the cache"
 	echo "ok cache written, then read: $src"
+
+	# one taken on a busy machine is kept while the machine is busy, and
+	# measured again once it is not (asserted away from the threshold)
+	load=$(awk -v n="$(nproc)" '{ printf "%d", $1 * 100 / n }' /proc/loadavg)
+	sed -i '/^load_pct /d' "$c/host-profile"
+	echo "load_pct 5000" >>"$c/host-profile"
+	src=$(XSC_CACHE_DIR=$c "$xsc" info | profile)
+	if [ "$load" -gt 200 ]; then
+		[ "$src" = "cached in $c/host-profile" ] || bad "busy cache, busy machine: '$src'"
+	elif [ "$load" -lt 50 ]; then
+		[[ $src == "measured in "* ]] || bad "busy cache, quiet machine: '$src'"
+	fi
+	echo "ok a busy machine's cache, load now $load% of the cores: $src"
 
 	# another boot's cache is measured again and replaced
 	sed -i 's/^boot_id .*/boot_id 00000000-0000-0000-0000-000000000000/' "$c/host-profile"
