@@ -8,7 +8,8 @@
  * a crash or a leak in one cannot take the others down or colour their
  * numbers, with its stdout captured to DIR/<name>.txt (and echoed here);
  * stderr to DIR/<name>.err (both echoed here and quoted in the report);
- * its CSV and PNG are the ones it writes itself.  An experiment exiting 2
+ * its CSV and PNG are the ones it writes itself.  The host profile the
+ * routes were chosen by (DIR/host-profile.txt) heads the report.  An experiment exiting 2
  * could not run here (a missing tool or binary; it says which): it is
  * reported, not counted as a failure.  --quick, --out and
  * --rounds are passed through.  `trace` takes positional arguments and
@@ -164,6 +165,12 @@ static int write_report(const struct bench_opts *o, const struct outcome *res,
 	fprintf(out, "# xsc experiments against the papers\n\n`%s`%s\n\n", cmd,
 		o->quick ? " (quick mode: short runs, noisier figures)" : "");
 	machine(out);
+	if (bench_profile_save(o) == 0) {
+		fprintf(out, "\nHost profile: the costs xsc's routes were chosen by in "
+			"this run (`host-profile.txt`, beside each CSV; `xsc info` "
+			"prints it):\n\n");
+		copy_file(out, bench_path(o, "host-profile.txt", path, sizeof(path)), true);
+	}
 	fprintf(out, "\nTimes are wall-clock or TSC based: this machine has no "
 		"hardware performance counters.  Every experiment interleaves its "
 		"configurations and keeps the best of N rounds; ratios inside one "

@@ -2,6 +2,7 @@
  * harness.c - the shared bench harness (see harness.h).
  */
 #include "harness.h"
+#include "hostprof.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -145,7 +146,23 @@ int bench_csv_close(const struct bench_opts *o, const char *name, FILE *f,
 		unlink(part);
 		return -1;
 	}
-	return rename(part, path) ? -errno : 0;
+	if (rename(part, path))
+		return -errno;
+	return bench_profile_save(o);
+}
+
+int bench_profile_save(const struct bench_opts *o)
+{
+	const struct xsc_hostprof *hp = xsc__hostprof(NULL);
+	char path[512];
+	int r;
+
+	if (!hp)	/* a forced file it cannot use: xsc_open said so */
+		return -EINVAL;
+	r = xsc__hostprof_save(hp, bench_path(o, "host-profile.txt", path, sizeof(path)));
+	if (r < 0)
+		fprintf(stderr, "xsc bench: cannot write %s: %s\n", path, strerror(-r));
+	return r;
 }
 
 int bench_plot(const struct bench_opts *o, const char *name, const char *script)

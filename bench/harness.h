@@ -74,11 +74,16 @@ void bench_progress_done(void);
 
 /* A CSV written to DIR/name.csv.part and renamed to DIR/name.csv by
  * bench_csv_close(ok=true): a failed run never leaves a CSV that looks
- * complete. */
+ * complete.  Beside the CSVs, DIR/host-profile.txt: the host profile
+ * the run's routes were chosen by (src/hostprof.h), rewritten with
+ * every complete CSV (the CSVs themselves stay plain for their
+ * parsers). */
 FILE *bench_csv_open(const struct bench_opts *o, const char *name,
 		     const char *header);
 int bench_csv_close(const struct bench_opts *o, const char *name, FILE *f,
 		    bool ok);
+/* Writes DIR/host-profile.txt; 0 or -errno. */
+int bench_profile_save(const struct bench_opts *o);
 
 /* Runs gnuplot on script (which may use DIR for the results directory);
  * writes DIR/name.png.  Returns 0, or -1 with a message naming the

@@ -130,7 +130,9 @@ struct xsc_config {
 	unsigned spin_ns;	 /* busy-wait of the owner and the syscall
 				    threads before they sleep; 0 = never
 				    spin, XSC_SPIN_DEFAULT = the default
-				    (20 us with more than one core, else 0) */
+				    (with more than one core, what waking
+				    a thread on another core costs by the
+				    host profile; else 0) */
 	unsigned sq_idle_ms;	 /* SQPOLL poller idle time; 0 = 1000 */
 	unsigned flags;		 /* XSC_NONBLOCK, XSC_NO_ENV, XSC_QUIET,
 				    XSC_DEFER_TASKRUN, XSC_SECCOMP_URING */
@@ -150,7 +152,11 @@ struct xsc;
 /* Opens a handle: maps the syscall pages, probes io_uring, builds the
  * route table, starts nothing that is not needed.  The flexsc_register
  * analogue.  Environment (unless XSC_NO_ENV): XSC_BACKEND=
- * auto|uring|sqpoll|worker|inline forces a backend.  Returns 0 and
+ * auto|uring|sqpoll|worker|inline forces a backend.  The routes AUTO
+ * chooses by cost take the costs from the host profile, measured on
+ * first use and cached (`xsc info` prints it; XSC_HOST_PROFILE=FILE
+ * forces one, for every handle of the process: a file that lacks a cost
+ * makes xsc_open fail with -EINVAL, saying which).  Returns 0 and
  * stores the handle in *xp, or -errno. */
 int xsc_open(struct xsc **xp, const struct xsc_config *cfg);
 

@@ -5,8 +5,8 @@ set -euo pipefail
 build=${1:-build}
 xsc=$build/xsc
 mkdir -p results
-echo "== machine and io_uring (xsc info) =="
-"$xsc" info | sed -n '1,7p'
+echo "== machine, io_uring and the host profile (xsc info) =="
+"$xsc" info | sed '/^$/q'
 echo
 echo "== null-call cost vs batch size (xsc bench null) =="
 "$xsc" bench null --quick

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hostprof.h"
 #include "rawsys.h"
 
 #define MAX_PAGES 255	/* 16320 entries: 2 CQEs each fit a 32K CQ */
@@ -45,8 +46,9 @@ XSC_EXPORT void xsc_config_init(struct xsc_config *cfg)
 	cfg->npages = XSC_DEFAULT_PAGES;
 	cfg->syscall_cpu = -1;
 	cfg->max_workers = 16;
-	/* spinning only pays when the executor runs on another core */
-	cfg->spin_ns = ncpu > 1 ? 20000 : 0;
+	/* spinning only pays when the executor runs on another core, and
+	 * for as long as the wake-up that ends a sleep costs (hostprof.c) */
+	cfg->spin_ns = ncpu > 1 ? xsc__hostprof_spin_ns(xsc__hostprof(NULL)) : 0;
 	cfg->sq_idle_ms = 1000;
 }
 
@@ -102,13 +104,22 @@ static bool syscall_cpu_ok(int cpu)
 
 XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 {
+	const struct xsc_hostprof *hp;
+	const char *err;
 	struct xsc *x;
 
 	if (!xp)
 		return -EINVAL;
+	/* the routes' costs; a forced profile that cannot be used is an
+	 * error, never a silent default (also under XSC_QUIET) */
+	if (!(hp = xsc__hostprof(&err))) {
+		xsc__say("xsc: %s\n", err);
+		return -EINVAL;
+	}
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
+	x->hp = hp;
 	if (cfg) {
 		struct xsc_config d;
 		xsc_config_init(&d);

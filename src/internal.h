@@ -185,6 +185,12 @@ struct xsc {
 	uint8_t quick[XSC_NR_MAX];	/* no done function, no done_cb: an
 					   entry's one CQE is its result */
 	const char *why[XSC_NR_MAX];
+	/* the host profile's choices for calls that may run in the caller
+	 * (hostprof.h; route_all copies them): a system call costs less
+	 * than a posted call in the ring, and a look at a path plus the
+	 * call less than a posted call in io_uring's workers */
+	const struct xsc_hostprof *hp;
+	bool here_ring, here_look;
 
 	/* io_uring */
 	bool have_ring;		/* the ring can be used (routes, submit) */
@@ -325,12 +331,13 @@ static inline void xsc__complete_inl(struct xsc *x, int id, long ret)
 int xsc__fallback_route(struct xsc *x, long nr);
 /* A call routed to io_uring runs in the caller instead: AUTO, no seccomp
  * filter (a row's .cheap_if may look at its arguments with a system call
- * of its own), and the row's .cheap_if says so for these arguments. */
+ * of its own), and the row's .cheap_if says so for these arguments on
+ * this host (x->here_*: the host profile). */
 static inline bool xsc__cheap_here(const struct xsc *x, const struct xsc_sysdef *d,
 				   const int64_t a[6])
 {
 	return __builtin_expect(d->cheap_if != NULL, 0) &&
-	       x->cfg.backend == XSC_BACKEND_AUTO && !x->pr.seccomp && d->cheap_if(a);
+	       x->cfg.backend == XSC_BACKEND_AUTO && !x->pr.seccomp && d->cheap_if(x, a);
 }
 /* Runs syscall nr in the calling thread: the one place every inline path
  * (handle, syscall threads, fibers) goes through, so a refused row

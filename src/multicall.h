@@ -92,8 +92,6 @@ bool xsc__mc_uring_ok(struct mc_run *r, struct mc_cost *cost, const char **why);
 /* Runs the chain to the end on the ring (crossings counted in x->st). */
 void xsc__mc_uring_run(struct mc_run *r);
 void xsc__mc_uring_free(struct xsc *x);
-/* Whether no chain of this thread has requests on a ring. */
-bool xsc__mc_uring_idle(void);
 
 /* The time model of the AUTO path (multicall_cost.c), in ns. */
 struct mc_model {
@@ -101,10 +99,9 @@ struct mc_model {
 	unsigned tenter;	/* one io_uring_enter that submits and waits */
 	unsigned top;		/* io_uring's own work per request */
 };
-/* The model of this process: measured once, on first use, on x's ring
- * if it is idle (else documented constants for this once). */
+/* The model of this process: from the host profile, on first use. */
 const struct mc_model *xsc__mc_model(struct xsc *x);
-/* Replaces it (tests; NULL: measure again on next use).  Not while
- * another thread may be choosing a path. */
+/* Replaces it (tests; NULL: from the profile again on next use).  Not
+ * while another thread may be choosing a path. */
 void xsc__mc_model_set(const struct mc_model *m);
 #endif

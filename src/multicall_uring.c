@@ -119,11 +119,6 @@ void xsc__mc_uring_free(struct xsc *x)
 	x->mc = NULL;
 }
 
-bool xsc__mc_uring_idle(void)
-{
-	return !cur;
-}
-
 /* ---- is the chain worth the ring? ------------------------------------ */
 
 /* A reference io_uring can carry without waiting for its producer. */

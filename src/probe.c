@@ -8,6 +8,8 @@
  *
  *   refused rows              -> inline, where the executor says -EINVAL
  *   depends on calling thread -> inline
+ *   a .cheap row under AUTO where the host profile says a system call
+ *   costs less than its posted form (hostprof.c) -> inline
  *   io_uring translation and its opcode(s) probed -> uring / sqpoll
  *   otherwise: worker when the call may block or the worker backend is
  *   forced, else inline.
@@ -25,6 +27,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
+#include "hostprof.h"
 #include "rawsys.h"
 
 /* The soft limit is raised for the one F_DUPFD and put back at once: a
@@ -218,9 +221,10 @@ static void route_one(struct xsc *x, long nr, unsigned *nmissing)
 		x->why[nr] = "unknown number: runs in the caller, the kernel decides";
 		return;
 	}
-	if (d->uring.prep && d->cheap && x->cfg.backend == XSC_BACKEND_AUTO) {
+	if (d->uring.prep && d->cheap && x->cfg.backend == XSC_BACKEND_AUTO &&
+	    x->hp->here_async) {
 		x->head[nr].route = XSC_BACKEND_INLINE;
-		x->why[nr] = "cheaper inline than its io_uring form (XSC_BACKEND=uring forces it)";
+		x->why[nr] = x->hp->why_cheap;
 		return;
 	}
 	if (!d->uring.prep) {
@@ -236,6 +240,11 @@ static void route_one(struct xsc *x, long nr, unsigned *nmissing)
 	} else {
 		x->head[nr].route = (uint8_t)ring;
 		x->why[nr] = d->uring.note;
+		/* the rows AUTO may run in the caller say what decided it */
+		if (x->cfg.backend == XSC_BACKEND_AUTO && d->cheap)
+			x->why[nr] = x->hp->why_cheap;
+		else if (x->cfg.backend == XSC_BACKEND_AUTO && d->cheap_if && !x->pr.seccomp)
+			x->why[nr] = x->hp->why_open;
 		return;
 	}
 	x->head[nr].route = (uint8_t)fallback(x, d);
@@ -251,6 +260,8 @@ void xsc__route_all(struct xsc *x)
 {
 	unsigned nmissing = 0;
 
+	x->here_ring = x->hp->here_ring;
+	x->here_look = x->hp->here_look;
 	for (long nr = 0; nr < XSC_NR_MAX; nr++) {
 		route_one(x, nr, &nmissing);
 		x->head[nr].sysno = (uint16_t)nr;

@@ -361,7 +361,7 @@ int xsc__table_check_row(FILE *f, long nr, const struct xsc_sysdef *d)
 			       d->cheap_if || d->uring.no_sqpoll))
 		BAD("io_uring fields without a prep");
 	if (d->cheap && d->cheap_if)
-		BAD("cheaper in the caller always (.cheap) and for some arguments (.cheap_if)");
+		BAD("a candidate for the caller always (.cheap) and for some arguments (.cheap_if)");
 	if ((xsc__row_bound(d) || d->refuse) &&
 	    (d->uring.prep || d->bound || d->chain.kind))
 		BAD("thread-bound or refused, yet translated, argument-bound or linkable");

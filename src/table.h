@@ -136,12 +136,17 @@ struct xsc_sysdef {
 	uint8_t block;		/* enum xsc_block */
 	uint8_t thread;		/* enum xsc_thread */
 	uint8_t shim;		/* enum xsc_shim */
-	bool cheap;		/* its io_uring form costs more than the call:
-				   AUTO runs it inline, forced backends use it */
-	/* non-NULL: with these arguments the call costs less in the caller
-	 * than in its io_uring form and can wait for nothing but the disk
-	 * there; AUTO then runs it in the caller (xsc__cheap_here) */
-	bool (*cheap_if)(const int64_t a[6]);
+	/* A candidate to run in the caller though it has an io_uring form,
+	 * which io_uring runs in its worker threads: AUTO routes it inline
+	 * where the host profile says a system call costs less than such a
+	 * posted call (probe.c; hostprof.c decide()); forced backends use
+	 * the io_uring form. */
+	bool cheap;
+	/* non-NULL: with these arguments the call may run in the caller (it
+	 * can wait for nothing but the disk there), and true when, by the
+	 * host profile (x->here_*), that costs less than posting it; AUTO
+	 * then runs it in the caller (xsc__cheap_here) */
+	bool (*cheap_if)(const struct xsc *x, const int64_t a[6]);
 	const char *refuse;	/* non-NULL: never run by xsc (-EINVAL), and why */
 	/* non-NULL: the shim policy for these arguments, instead of .shim */
 	enum xsc_shim (*shim_args)(const int64_t a[6]);

@@ -51,27 +51,31 @@ void xsc__prep_open_sqe(struct io_uring_sqe *sqe, long dfd, const char *path,
 		sqe->flags |= IOSQE_ASYNC;
 }
 
-/* .cheap_if of open and openat.  In the caller an open costs what the
- * plain call costs (about 350 ns for a cached path here, against 500 ns
- * for io_uring's form even in batches of 32, and the fiber's park and
- * resume on top: 2026-11-25), so AUTO runs it there, when it cannot wait
- * for a peer: flags that never wait (above); otherwise a look at what
- * the path names first -- a regular file, a directory, a symlink the
- * open will refuse, a memory device (/dev/null, /dev/zero, /dev/urandom:
- * major 1), or nothing (the open gives its own error).  A FIFO or another
- * device goes to io_uring's workers.  The look runs only where no seccomp
- * filter is active (xsc__cheap_here): the open itself is always the
- * program's own call, with its own arguments, so the answer is the
- * kernel's even when the path changes in between; such a race can only
- * make the caller wait in its open, as natively. */
-static bool open_here(long dfd, long path, long flags)
+/* .cheap_if of open and openat.  An open may run in the caller when it
+ * cannot wait for a peer, and does where the host profile says that
+ * costs less than posting it (x->here_*, hostprof.c decide()): flags
+ * that never wait (above) against a posted call in the ring; otherwise
+ * a look at what the path names first and then the open (two system
+ * calls) against a posted call in io_uring's workers, where such an open
+ * goes (IOSQE_ASYNC).  The look finds a regular file, a directory, a
+ * symlink the open will refuse, a memory device (/dev/null, /dev/zero,
+ * /dev/urandom: major 1), or nothing (the open gives its own error); a
+ * FIFO or another device goes to io_uring's workers.  The look runs only
+ * where no seccomp filter is active (xsc__cheap_here): the open itself
+ * is always the program's own call, with its own arguments, so the
+ * answer is the kernel's even when the path changes in between; such a
+ * race can only make the caller wait in its open, as natively. */
+static bool open_here(const struct xsc *x, long dfd, long path, long flags)
 {
 	struct stat st;
 
-	if (flags & (O_CREAT | O_TRUNC | __O_TMPFILE))
+	/* glibc's O_TMPFILE includes O_DIRECTORY: both bits, not either */
+	if ((flags & (O_CREAT | O_TRUNC)) || (flags & O_TMPFILE) == O_TMPFILE)
 		return false;
 	if (!xsc__open_may_wait(flags))
-		return true;
+		return x->here_ring;
+	if (!x->here_look)
+		return false;
 	if (xsc__sys4(SYS_newfstatat, dfd, path, &st,
 		      (flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0) < 0)
 		return true;
@@ -85,14 +89,14 @@ static bool open_here(long dfd, long path, long flags)
 	}
 }
 
-bool xsc__open_here(const int64_t a[6])
+bool xsc__open_here(const struct xsc *x, const int64_t a[6])
 {
-	return open_here(AT_FDCWD, a[0], a[1]);
+	return open_here(x, AT_FDCWD, a[0], a[1]);
 }
 
-bool xsc__openat_here(const int64_t a[6])
+bool xsc__openat_here(const struct xsc *x, const int64_t a[6])
 {
-	return open_here(a[0], a[1], a[2]);
+	return open_here(x, a[0], a[1], a[2]);
 }
 
 int xsc__prep_open(struct xsc *x, int id)

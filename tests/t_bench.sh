@@ -4,7 +4,8 @@
 # rows, no NaN/inf, times present and positive, derived columns (ratios,
 # savings, slowdowns) consistent with the columns they come from,
 # crossings as expected, the PNG when gnuplot is installed; `xsc bench
-# all` writes REPORT.md; an unknown experiment exits 2 and lists valid
+# all` writes REPORT.md; the host profile beside the CSVs and in the
+# report; an unknown experiment exits 2 and lists valid
 # names.  Never a bound on how fast one strategy is against another: a
 # correct program crosses any such bound on some machine (issue 15: a
 # -1000 % bound on bench copy failed 2 runs in 3 where syscalls cost 45 ns).
@@ -36,6 +37,8 @@ run() {
 	[ ! -e "$csv.part" ] || fail "$name: partial CSV left behind"
 	[ "$(head -n 1 "$csv")" = "$header" ] || fail "$name: header '$(head -n 1 "$csv")'"
 	[ "$(wc -l <"$csv")" -ge 2 ] || fail "$name: no data rows"
+	grep -q '^null_syscall_ns ' "$d/r/host-profile.txt" 2>/dev/null ||
+		fail "$name: no host profile beside the CSV"
 	! tail -n +2 "$csv" | grep -qiE '(^|,)[-+]?(nan|inf)' || fail "$name: NaN or inf in $csv"
 	if [ "$png" = 1 ] && [ $gnuplot = 1 ]; then
 		[ -s "$d/r/$name.png" ] || fail "$name: no PNG"
@@ -95,6 +98,8 @@ t0=$SECONDS
 "$x" bench all --quick --out "$d/all" >"$d/all.out" 2>"$d/all.err"; rc=$?
 [ $rc -eq 0 ] || { tail -n 30 "$d/all.out" "$d/all.err"; fail "all: exit $rc"; }
 [ -s "$d/all/REPORT.md" ] || fail "all: no REPORT.md"
+grep -q '^Host profile' "$d/all/REPORT.md" && grep -q '^null_syscall_ns ' "$d/all/REPORT.md" ||
+	fail "all: REPORT.md does not record the host profile"
 for n in null switch mode-switch read-cost pollution wsc-model; do
 	grep -q "^## $n\$" "$d/all/REPORT.md" || fail "all: no section for $n"
 	[ -f "$d/all/$n.csv" ] || fail "all: no $n.csv"

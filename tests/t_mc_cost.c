@@ -1,6 +1,6 @@
 /* The AUTO path of multi-calls on an auto handle: chosen by expected
- * time (src/multicall_cost.c), not by crossings.  The measured model is
- * sane; a read/write chain per block never goes to a syscall thread (a
+ * time (src/multicall_cost.c), not by crossings.  The model, from the
+ * host profile, is sane; a read/write chain per block never goes to a syscall thread (a
  * hand-off that costs more than the two calls it saves) and runs inline;
  * with the model set by hand, a chain and a loop take io_uring exactly
  * when it is cheaper; a chain whose calls route to syscall threads runs
@@ -162,11 +162,11 @@ int main(void)
 	CHECK_EQ(write(fd, data, sizeof(data) - 1), (long)sizeof(data) - 1);
 	close(fd);
 
-	/* the measured model */
+	/* the model from the host profile */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	const struct mc_model *m = xsc__mc_model(x);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("model: Tsys %u ns, Tenter %u ns, Top %u ns (measured in %ld us)\n",
+	printf("model: Tsys %u ns, Tenter %u ns, Top %u ns (taken in %ld us)\n",
 	       m->tsys, m->tenter, m->top,
 	       (long)((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000));
 	CHECK(m->tsys > 0 && m->tenter > 0 && m->top > 0);
@@ -175,7 +175,7 @@ int main(void)
 	 * the two calls, and a syscall thread adds a hand-off: inline, two
 	 * crossings, whatever the machine (issue 15, item 4) */
 	rep = rw_chain(x, XSC_MC_AUTO);
-	show("read/write, measured model", &rep);
+	show("read/write, the profile's model", &rep);
 	CHECK_EQ(rep.path, XSC_MC_INLINE);
 	CHECK_EQ(rep.crossings, 2);
 	model(45, 150, 40);		/* the machine of the issue */
@@ -207,11 +207,11 @@ int main(void)
 
 	/* routes to the syscall threads: by time, inline anyway */
 	xsc__mc_model_set(NULL);
-	xsc__mc_model(x);		/* measured again, crossings counted */
+	xsc__mc_model(x);		/* the host profile's again */
 	int route = xsc_route(x, SYS_pread64, &why);
 	printf("pread64 routes to %s (%s)\n", xsc_backend_name(route), why);
 	rep = pread_chain(x, XSC_MC_AUTO);
-	show("pread64, measured model", &rep);
+	show("pread64, the profile's model", &rep);
 	CHECK_EQ(rep.path, XSC_MC_INLINE);
 	CHECK_EQ(rep.crossings, 1);
 

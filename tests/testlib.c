@@ -1,5 +1,6 @@
 #include "testlib.h"
 #include <dirent.h>
+#include <stdbool.h>
 #include <sys/syscall.h>
 #include <stdarg.h>
 #include <sys/wait.h>
@@ -100,6 +101,26 @@ const char *scratch_dir(void)
 		atexit(rm_scratch);
 	}
 	return scratch;
+}
+
+const char *test_force_profile(const char *which)
+{
+	static char path[300];
+	bool dear = !strcmp(which, "dear");
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.profile", scratch_dir(), which);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	fprintf(f, "null_syscall_ns %d\nposted_batch1_ns %d\nposted_batch32_ns %d\n"
+		"posted_async_batch32_ns %d\ntls_switch_ns %d\nthread_switch_ns %d\n"
+		"cross_core_wake_ns %d\nxsave_bytes 2696\nxsavec %d\n",
+		dear ? 1100 : 45, dear ? 1250 : 160, dear ? 100 : 110,
+		dear ? 400 : 1500, dear ? 1100 : 5, dear ? 4000 : 1500,
+		dear ? 30000 : 5000, !dear);
+	CHECK_EQ(fclose(f), 0);
+	setenv("XSC_HOST_PROFILE", path, 1);
+	return path;
 }
 
 void finish_handle(struct xsc *x, const int p[2], int fds0)

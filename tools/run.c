@@ -5,7 +5,9 @@
  * (transparent mode, src/preload/preload.c).  The program replaces this process, so
  * its exit status and fatal signals are what the caller sees.  A program
  * the shim cannot handle (statically linked, not x86-64) runs natively with
- * a one-line warning, never half-intercepted.
+ * a one-line warning, never half-intercepted.  The host profile is loaded
+ * (measured and cached, the first time) before the exec, so the program
+ * and every program it starts read it from the cache.
  */
 #include <elf.h>
 #include <stdbool.h>
@@ -17,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "hostprof.h"
 
 #ifndef XSC_REL_LIBDIR
 #define XSC_REL_LIBDIR "lib"
@@ -31,7 +35,8 @@ static const char run_usage[] =
 	"  -b, --backend B     auto|uring|sqpoll|worker|inline (XSC_BACKEND)\n"
 	"  -v, --verbose       print start-up facts and call counts at exit\n"
 	"      --native        run the program without the shim (for comparisons)\n"
-	"Environment: XSC_PRELOAD=path overrides where the library is found.\n";
+	"Environment: XSC_PRELOAD=path overrides where the library is found;\n"
+	"  XSC_HOST_PROFILE=FILE forces the host profile (see xsc info).\n";
 
 static int is_file(const char *p)
 {
@@ -172,6 +177,11 @@ int xsc_run_main(int argc, char **argv)
 		return 2;
 	}
 	if (!native) {
+		const char *err;
+		if (!xsc__hostprof(&err)) {
+			fprintf(stderr, "xsc run: %s\n", err);
+			return 2;
+		}
 		if (xsc_run_find_preload(lib, sizeof(lib)) < 0) {
 			fprintf(stderr, "xsc run: libxsc-preload.so not found next to "
 				"the xsc binary or in ../%s (set XSC_PRELOAD)\n", XSC_REL_LIBDIR);

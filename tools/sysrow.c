@@ -1,13 +1,15 @@
 /*
  * sysrow.c - `xsc info SYSCALL`: one row of the syscall table (src/table/)
  * and what happens to that call on each path: through a handle on this
- * machine (its route, and where it goes when io_uring declines it), under
- * xsc threads, in a multi-call and under `xsc run`.
+ * machine (its route and why, with the host profile's costs where they
+ * decided it, and where it goes when io_uring declines it), under xsc
+ * threads, in a multi-call and under `xsc run`.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hostprof.h"
 #include "internal.h"
 
 /* The number called name (or written as a number), or -1. */
@@ -73,6 +75,23 @@ static const char *newfd_text(int k)
 	return k > 0 && k < XSC_NEWFD_NKINDS && t[k] ? t[k] : "?";
 }
 
+/* The costs the choice between the caller and a posted form weighs. */
+static void host_costs(const struct xsc_hostprof *hp)
+{
+	char src[512];
+
+	xsc__hostprof_source(hp, src, sizeof(src));
+	if (hp->posted_batch1_ns < 0 || hp->posted_batch32_ns < 0 ||
+	    hp->posted_async_batch32_ns < 0)
+		printf("  host:        a system call costs %ld ns; posted calls were not "
+		       "measured (host profile, %s)\n", hp->null_syscall_ns, src);
+	else
+		printf("  host:        a system call costs %ld ns; a posted call %ld ns alone, "
+		       "%ld ns in a batch of 32, %ld ns in io_uring's workers (host profile, "
+		       "%s)\n", hp->null_syscall_ns, hp->posted_batch1_ns,
+		       hp->posted_batch32_ns, hp->posted_async_batch32_ns, src);
+}
+
 int xsc_info_row(struct xsc *x, const char *arg)
 {
 	long nr = lookup(arg);
@@ -109,6 +128,8 @@ int xsc_info_row(struct xsc *x, const char *arg)
 	if (d->refuse)
 		printf("  refused:     %s\n", d->refuse);
 	printf("  route:       %s: %s\n", xsc_backend_name(r), why);
+	if (d->uring.prep)
+		host_costs(x->hp);
 	if (r == XSC_BACKEND_URING || r == XSC_BACKEND_SQPOLL)
 		printf("  declined:    %s (arguments io_uring cannot express exactly)\n",
 		       xsc_backend_name(xsc__fallback_route(x, nr)));

@@ -1,8 +1,10 @@
 /*
  * xsc.c - the command-line tool.
  *
- *   xsc info [--all]          kernel, cores, io_uring state, route table
+ *   xsc info [--all]          kernel, cores, io_uring state, host profile,
+ *                             route table
  *   xsc info SYSCALL          one table row: what happens to it on each path
+ *                             and why on this host
  *   xsc bench <name> [opts]   experiments (null, switch, trace, ...)
  *   xsc trace [opts] -- cmd   syscall profiler (tools/trace)
  *
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "hostprof.h"
 #include "xsc.h"
 
 int xsc_bench_all(int argc, char **argv);
@@ -32,13 +35,32 @@ int xsc_info_row(struct xsc *x, const char *arg);	/* sysrow.c */
 
 static const char usage[] =
 	"usage: xsc <command> [args]\n"
-	"  info [--all]            kernel, io_uring probe and the route of every syscall\n"
+	"  info [--all]            kernel, io_uring probe, host profile and the route of\n"
+	"                          every syscall\n"
 	"  info SYSCALL            what happens to one call (name or number) on each path\n"
 	"  bench <name> [--quick]  run an experiment; `xsc bench --help` lists them\n"
 	"  trace [opts] -- cmd     record a program's syscalls and find multi-calls\n"
 	"  run [opts] -- cmd       run an unmodified pthread program on xsc threads\n"
 	"  help                    this text\n"
-	"Environment: XSC_BACKEND=auto|uring|sqpoll|worker|inline\n";
+	"Environment: XSC_BACKEND=auto|uring|sqpoll|worker|inline,\n"
+	"  XSC_HOST_PROFILE=FILE (force the host profile), XSC_CACHE_DIR=DIR (its cache)\n";
+
+/* The host profile: where it came from, then its `key value` lines. */
+static void print_profile(const struct xsc_hostprof *hp)
+{
+	char src[512], text[2048];
+
+	xsc__hostprof_source(hp, src, sizeof(src));
+	xsc__hostprof_format(hp, text, sizeof(text));
+	printf("profile:    %s\n", src);
+	for (char *s = text, *nl; *s; s = nl + 1) {
+		nl = strchr(s, '\n');
+		*nl = '\0';
+		char *v = strchr(s, ' ');
+		if (*s != '#' && v && strncmp(s, "format ", 7))
+			printf("  %-24.*s %s\n", (int)(v - s), s, v + 1);
+	}
+}
 
 /* A sysctl's value as text, or why it could not be read. */
 static void read_sysctl(const char *path, char *out, size_t len)
@@ -71,10 +93,11 @@ static int cmd_info(int argc, char **argv)
 			all = true;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("usage: xsc info [--all | SYSCALL]\n  Prints the kernel, cores, "
-			       "io_uring state and the route (executor and reason) of\n"
-			       "  every syscall xsc knows; --all adds every number the "
-			       "kernel headers name.\n  With a syscall's name or number: "
-			       "its table row and what happens to it on each path.\n");
+			       "io_uring state, the host profile (the costs the\n  routes are "
+			       "chosen by) and the route (executor and reason) of every\n  "
+			       "syscall xsc knows; --all adds every number the kernel headers "
+			       "name.\n  With a syscall's name or number: its table row and "
+			       "what happens to it\n  on each path, and why on this host.\n");
 			return 0;
 		} else if (argv[i][0] != '-' && !row) {
 			row = argv[i];
@@ -87,6 +110,12 @@ static int cmd_info(int argc, char **argv)
 	 * could not be opened after (and said -1) */
 	char disabled[64];
 	read_sysctl("/proc/sys/kernel/io_uring_disabled", disabled, sizeof(disabled));
+	const char *err;
+	const struct xsc_hostprof *hp = xsc__hostprof(&err);
+	if (!hp) {
+		fprintf(stderr, "xsc info: %s\n", err);
+		return 1;
+	}
 	ret = xsc_open(&x, NULL);
 	if (ret < 0) {
 		fprintf(stderr, "xsc info: xsc_open: %s\n", strerror(-ret));
@@ -111,6 +140,7 @@ static int cmd_info(int argc, char **argv)
 	printf("seccomp:    %s\n", p.seccomp ? "filter active (io_uring would "
 	       "bypass it)" : "none");
 	printf("backend:    %s\n", getenv("XSC_BACKEND") ? getenv("XSC_BACKEND") : "auto");
+	print_profile(hp);
 	printf("\n%-4s %-20s %-7s %s\n", "nr", "syscall", "route", "reason");
 	for (long nr = 0; nr < 1024; nr++) {
 		const char *why, *name = xsc_syscall_name(nr);

@@ -9,6 +9,8 @@
 
 #include <threads.h>
 
+#include "hostprof.h"
+
 /* ---- start-up ------------------------------------------------------------------- */
 
 static int find_text(struct dl_phdr_info *info, size_t size, void *arg)
@@ -302,6 +304,18 @@ static int start(void)
 		return -1;
 	}
 	tp.verbose = getenv("XSC_VERBOSE") != NULL;
+	/* the routes' costs, from the cache `xsc run` filled before the
+	 * exec (hostprof.c): loaded here, before any thread is a fiber */
+	const struct xsc_hostprof *hp = xsc__hostprof(&why);
+	if (!hp) {
+		xsc__say("xsc run: %s; running the program natively\n", why);
+		return -1;
+	}
+	if (tp.verbose) {
+		char src[512];
+		xsc__hostprof_source(hp, src, sizeof(src));
+		xsc__say("xsc run: host profile %s\n", src);
+	}
 	xsc__tp_rewrite_init();
 	hw_paths();
 	xsc_runtime_config_init(&cfg);

@@ -118,7 +118,7 @@
 		.uring = {
 			.op = { IORING_OP_OPENAT },
 			.prep = xsc__prep_open,
-			.note = "io_uring; an open that may wait for a peer (a FIFO, a device) runs in io_uring's workers, never with O_NONBLOCK added; AUTO runs one that cannot in the caller",
+			.note = "io_uring; an open that may wait for a peer (a FIFO, a device) runs in io_uring's workers, never with O_NONBLOCK added; AUTO runs one that cannot in the caller where the host profile says that costs less",
 		},
 	},
 	[SYS_openat] = {
@@ -132,7 +132,7 @@
 		.uring = {
 			.op = { IORING_OP_OPENAT },
 			.prep = xsc__prep_openat,
-			.note = "io_uring; an open that may wait for a peer (a FIFO, a device) runs in io_uring's workers, never with O_NONBLOCK added; AUTO runs one that cannot in the caller",
+			.note = "io_uring; an open that may wait for a peer (a FIFO, a device) runs in io_uring's workers, never with O_NONBLOCK added; AUTO runs one that cannot in the caller where the host profile says that costs less",
 		},
 	},
 	[SYS_openat2] = {
@@ -251,9 +251,9 @@
 			.note = "io_uring",
 		},
 	},
-	/* statx runs on an io_uring worker thread and the copy-out is a
-	 * crossing of its own: more than the call itself, so AUTO keeps
-	 * these inline (.cheap). */
+	/* io_uring runs statx in its worker threads, and the copy-out is a
+	 * crossing of its own: where a system call costs less than that
+	 * (the host profile), AUTO keeps these inline (.cheap). */
 	[SYS_stat] = {
 		.args = "path,out",
 		.block = XSC_MAY_BLOCK,
