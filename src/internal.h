@@ -541,6 +541,12 @@ long xsc__sock_efault(struct xsc *x, int fd);
 /* fault-safe access to caller memory (ucopy.c): 0 or -EFAULT */
 int xsc__ucopy_in(void *dst, const void *usrc, size_t len);
 int xsc__ucopy_out(void *udst, const void *src, size_t len);
+/* The caller of an entry (its tag) has [p, p + len) mapped and writable
+ * for sure: transparent mode says so for the live part of a parked
+ * thread's own stack (preload/kinds.c), where a stat buffer mostly is.
+ * NULL, or false: the checked copy. */
+extern bool (*xsc__umem_ours)(uint64_t tag, uintptr_t p, size_t len);
+int xsc__ucopy_out_for(uint64_t tag, void *udst, const void *src, size_t len);
 /* whether the kernel could read (write) [a, a + len): 0 or -EFAULT */
 int xsc__uprobe(uintptr_t a, size_t len, bool write);
 

@@ -295,12 +295,16 @@ long xsc__done_stat(struct xsc *x, int id)
 {
 	struct xsc_slot *s = slot_of(x, id);
 	struct stat st;
+	int r;
 
 	if (s->res[0] < 0)
 		return s->res[0];
 	stat_from_statx(&st, &aux_of(x, id)->stx);
+	r = xsc__ucopy_out_for(s->tag, s->uptr, &st, sizeof(st));
+	if (r == 1)
+		return 0;	/* the caller's own stack: no crossing */
 	x->st.crossings++;
-	return xsc__ucopy_out(s->uptr, &st, sizeof(st));
+	return r;
 }
 
 int xsc__prep_rename(struct xsc *x, int id)

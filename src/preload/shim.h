@@ -190,6 +190,7 @@ struct tp_kcall {
 };
 void tp_kinds_before(long nr, const long *a, struct tp_kcall *k);
 void tp_kinds_after(long nr, const long *a, const struct tp_kcall *k, long r);
+void tp_kinds_init(void);
 int tp_copy_out(void *udst, const void *src, size_t len);
 int tp_readable(struct xsc_vcpu *v, const uint32_t *u);
 void tp_maps_call(long nr, const long *a);

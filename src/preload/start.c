@@ -369,7 +369,7 @@ static int start(void)
 	unregister_rseq(rdfsbase(), true);
 	/* every close of the program's passes the shim from here on
 	 * (sched/fdkind.c) */
-	atomic_store(&xsc__fdkind_on, true);
+	tp_kinds_init();
 	xsc__tp = true;
 	xsc__raw_workers = true;	/* no glibc locks in syscall threads */
 	xsc__tp_vcpu_start = vcpu_start;
