@@ -31,6 +31,7 @@
 #include <asm/prctl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1078,6 +1079,8 @@ static void report_routes(void)
  * it took would run the program's handler with no vcpu to run it on
  * (xsc__self not set yet: natively, on a thread of the runtime's).  With
  * the xsc threads API it has its creator's mask, as a new thread does. */
+#define VCPU_STACK (8u << 20)	/* glibc's default (RLIMIT_STACK) */
+
 static int vcpu_spawn(struct xsc_vcpu *v)
 {
 	pthread_attr_t attr;
@@ -1087,6 +1090,17 @@ static int vcpu_spawn(struct xsc_vcpu *v)
 		xsc__attr_blocked(&attr);
 	else
 		pthread_attr_init(&attr);
+	if (xsc__tp && xsc__tls_how == XSC_TLS_LDT) {
+		/* a stack below 4 GiB: its thread pointer then has an LDT
+		 * slot too (tls.c), and the loads of it (a reap, a handler
+		 * between fibers) enter no kernel.  Never freed: a vcpu
+		 * lives as long as the process. */
+		const long m[6] = { 0, VCPU_STACK, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0 };
+		long p = xsc__tls_map_low(m);
+		if (p >= 0 && !xsc__sys3(SYS_mprotect, p, 4096, PROT_NONE))	/* a guard */
+			pthread_attr_setstack(&attr, (char *)p + 4096, VCPU_STACK - 4096);
+	}
 	ret = -pthread_create(&v->th, &attr, vcpu_thread, v);
 	pthread_attr_destroy(&attr);
 
