@@ -29,10 +29,10 @@ if [ "$level" != build ]; then
 	want python3.11 test -x /usr/bin/python3.11
 	want libpython3.11-testsuite test -f /usr/lib/python3.11/test/test_threading.py
 	want stress-ng command -v stress-ng
+	want wrk command -v wrk
 fi
 if [ "$level" = demo ]; then
 	want gnuplot-nox command -v gnuplot
-	want wrk command -v wrk
 	want nginx-light test -x /usr/sbin/nginx
 	want coreutils command -v cp
 	want mariadb-server test -x /usr/sbin/mariadbd
