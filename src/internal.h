@@ -87,6 +87,8 @@ struct xsc_slot;
 #define XSC_M_AGAIN  8	/* the non-blocking form said -EAGAIN on a blocking
 			   fd (not -EOPNOTSUPP): the blocking form waits for
 			   room, then writes what fits */
+#define XSC_M_KIND  16	/* a short read waits for its fd's type, asked
+			   with an IORING_OP_STATX (slot.acc: the count) */
 
 /* ---- per-entry private state (parallel to the pages) ------------------ */
 
@@ -489,6 +491,11 @@ long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
  * xsc__rest_done() takes each rest SQE's CQE (uring_rw.c). */
 long xsc__rest_start(struct xsc *x, int id, long written);
 long xsc__rest_done(struct xsc *x, int id);
+/* A short read's fd type asked in the ring (uring.c xsc__nowait_done):
+ * XSC_PENDING, or -1 where it cannot be; its CQE goes to
+ * xsc__kind_done, which finishes the read. */
+long xsc__kind_ask(struct xsc *x, int id, long res);
+long xsc__kind_done(struct xsc *x, int id);
 /* 1 if fd is O_NONBLOCK and not a regular file or block device, 0 if
  * blocking, -errno if the fd is gone. */
 int xsc__fd_nonblocking(struct xsc *x, int fd);
@@ -541,12 +548,13 @@ long xsc__sock_efault(struct xsc *x, int fd);
 /* fault-safe access to caller memory (ucopy.c): 0 or -EFAULT */
 int xsc__ucopy_in(void *dst, const void *usrc, size_t len);
 int xsc__ucopy_out(void *udst, const void *src, size_t len);
-/* The caller of an entry (its tag) has [p, p + len) mapped and writable
- * for sure: transparent mode says so for the live part of a parked
- * thread's own stack (preload/kinds.c), where a stat buffer mostly is.
+/* The caller of an entry on one of the runtime's own handles (its tag:
+ * a parked fiber) has [p, p + len) mapped and writable for sure: the live
+ * part of its own stack (sched/runtime.c), where a stat buffer mostly is.
  * NULL, or false: the checked copy. */
 extern bool (*xsc__umem_ours)(uint64_t tag, uintptr_t p, size_t len);
-int xsc__ucopy_out_for(uint64_t tag, void *udst, const void *src, size_t len);
+int xsc__ucopy_out_for(const struct xsc *x, uint64_t tag, void *udst,
+		       const void *src, size_t len);
 /* whether the kernel could read (write) [a, a + len): 0 or -EFAULT */
 int xsc__uprobe(uintptr_t a, size_t len, bool write);
 

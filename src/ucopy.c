@@ -124,9 +124,11 @@ bool (*xsc__umem_ours)(uint64_t tag, uintptr_t p, size_t len);
 
 /* xsc__ucopy_out, or a plain copy where the caller's memory is known to
  * be there (xsc__umem_ours): no system call.  1: copied plainly. */
-int xsc__ucopy_out_for(uint64_t tag, void *udst, const void *src, size_t len)
+int xsc__ucopy_out_for(const struct xsc *x, uint64_t tag, void *udst,
+		       const void *src, size_t len)
 {
-	if (udst && xsc__umem_ours && xsc__umem_ours(tag, (uintptr_t)udst, len)) {
+	if (udst && x->shared && xsc__umem_ours &&
+	    xsc__umem_ours(tag, (uintptr_t)udst, len)) {
 		memcpy(udst, src, len);
 		return 1;
 	}

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hostprof.h"
 #include "rawsys.h"
 
 #define UD_FUTEX (~0ULL)
@@ -404,8 +405,8 @@ void xsc__uring_retire(struct xsc *x)
 			continue;	/* taken back already (its other part) */
 		s->parts = 0;
 		x->inflight_uring--;
-		if (s->mode & XSC_M_REST)
-			xsc__complete(x, id, s->acc);
+		if (s->mode & (XSC_M_REST | XSC_M_KIND))
+			xsc__complete(x, id, s->acc);	/* what was read */
 		else
 			xsc__redispatch(x, id);
 	}
@@ -527,7 +528,8 @@ static void finish_slow(struct xsc *x, int id)
 	struct xsc_entry *e = &x->ent[id];
 	struct xsc_slot *s = slot_of(x, id);
 	const struct xsc_sysdef *d = &xsc__sys[e->sysno];
-	long ret = (s->mode & XSC_M_REST) ? xsc__rest_done(x, id) : d->uring.done(x, id);
+	long ret = (s->mode & XSC_M_REST) ? xsc__rest_done(x, id) :
+		   (s->mode & XSC_M_KIND) ? xsc__kind_done(x, id) : d->uring.done(x, id);
 
 	if (ret == XSC_PENDING)
 		return;		/* a new SQE is queued: still in flight */
@@ -790,7 +792,14 @@ long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
 		 * file's read at the first page not in the page cache, where
 		 * read(2) waits for the disk: the rest is read in the blocking
 		 * form (an end of file then reads 0 more). */
-		*rest = fd_disk(x, (int)x->ent[id].args[0]) > 0;
+		int fd = (int)x->ent[id].args[0], k = xsc__fdkind_get(fd);
+		/* where a system call costs more than one io_uring runs in
+		 * its workers (the host profile), the type is asked in the
+		 * ring: no kernel entry of its own */
+		if (k < 0 && x->hp && !x->hp->here_async &&
+		    xsc__kind_ask(x, id, res) == XSC_PENDING)
+			return XSC_PENDING;
+		*rest = (k >= 0 ? k : fd_disk(x, fd)) > 0;
 		return res;
 	}
 	if (res != -EAGAIN && !short_write)

@@ -300,7 +300,7 @@ long xsc__done_stat(struct xsc *x, int id)
 	if (s->res[0] < 0)
 		return s->res[0];
 	stat_from_statx(&st, &aux_of(x, id)->stx);
-	r = xsc__ucopy_out_for(s->tag, s->uptr, &st, sizeof(st));
+	r = xsc__ucopy_out_for(x, s->tag, s->uptr, &st, sizeof(st));
 	if (r == 1)
 		return 0;	/* the caller's own stack: no crossing */
 	x->st.crossings++;

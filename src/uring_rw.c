@@ -32,7 +32,9 @@
  */
 #include "uring_prep.h"
 
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -150,6 +152,8 @@ static long finish_read(struct xsc *x, int id, const struct iovec *v, long n)
 	bool rest;
 
 	res = xsc__nowait_done(x, id, res, want, false, &rest);
+	if (res == XSC_PENDING)
+		return res;	/* the fd's type is asked first (xsc__kind_ask) */
 	if (res > 0 && !(slot_of(x, id)->mode & XSC_M_NOWAIT))
 		fix_pos(x, id, res, want, v, n);
 	if (!rest)
@@ -320,6 +324,46 @@ static long rest_next(struct xsc *x, int id)
 	}
 	s->parts = 1;
 	return XSC_PENDING;
+}
+
+/* ---- a short read's fd type, asked in the ring --------------------------
+ *
+ * A short non-blocking read is finished in the blocking form on a regular
+ * file or a block device only (uring.c xsc__nowait_done), which takes the
+ * fd's type.  Where a system call costs more than a call io_uring runs in
+ * its workers, the type is asked with an IORING_OP_STATX into the entry's
+ * private buffer (the rest window is not in use yet), the count kept in
+ * slot.acc; its completion decides. */
+long xsc__kind_ask(struct xsc *x, int id, long res)
+{
+	struct xsc_slot *s = slot_of(x, id);
+	struct io_uring_sqe *sqe;
+
+	if (!x->have_ring || atomic_load(&s->canceled) || !xsc__sq_room(x, 1))
+		return -1;
+	sqe = xsc__sqe(x, id, 0);
+	io_uring_prep_statx(sqe, (int)A(x, id)[0], "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+			    STATX_TYPE, &aux_of(x, id)->stx);
+	s->acc = res;
+	s->mode |= XSC_M_KIND;
+	s->parts = 1;
+	return XSC_PENDING;
+}
+
+long xsc__kind_done(struct xsc *x, int id)
+{
+	struct xsc_slot *s = slot_of(x, id);
+	const struct statx *sx = &aux_of(x, id)->stx;
+	bool disk;
+
+	s->mode &= (uint8_t)~XSC_M_KIND;
+	/* a failed statx (the fd closed meanwhile, canceled): what was
+	 * read, as the synchronous check's failure gives */
+	disk = s->res[0] == 0 && (sx->stx_mask & STATX_TYPE) &&
+	       (S_ISREG(sx->stx_mode) || S_ISBLK(sx->stx_mode));
+	if (!disk)
+		return s->acc;
+	return xsc__rest_start(x, id, s->acc);
 }
 
 long xsc__rest_start(struct xsc *x, int id, long written)

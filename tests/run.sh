@@ -6,6 +6,10 @@
 #   xsc-test: per-backend+auto  the same, and once more with AUTO's routes
 #                           (for what only AUTO chooses, e.g. a row's .cheap_if)
 #   xsc-test: timeout=N     per-run timeout in seconds (default 120)
+#   xsc-test: dear-host     the per-backend runs once more with the host
+#                           profile of an expensive host forced (a system
+#                           call 1,100 ns, a posted one 100 ns): the
+#                           choices such a host makes, tested on this one
 # Shell tests (tests/t_*.sh) get the build directory as $1.
 # Ends with the line "N passed, N failed, N skipped".
 set -u
@@ -16,6 +20,10 @@ backends=${XSC_TEST_BACKENDS:-"uring sqpoll worker inline"}
 pass=0 fail=0 skip=0 failed=()
 logdir=$build/test-logs
 mkdir -p "$logdir"
+dear=$logdir/dear-host-profile
+printf '%s\n' "null_syscall_ns 1100" "posted_batch1_ns 1250" "posted_batch32_ns 100" \
+	"posted_async_batch32_ns 400" "tls_switch_ns 1100" "thread_switch_ns 4000" \
+	"cross_core_wake_ns 30000" "xsave_bytes 2696" "xsavec 1" >"$dear"
 
 run_one() { # run_one LABEL TIMEOUT CMD...
 	local label=$1 tmo=$2; shift 2
@@ -50,6 +58,12 @@ for f in "$src"/t_*.c "$src"/t_*.sh; do
 		for b in $bl; do
 			XSC_BACKEND=$b run_one "$name[$b]" "$tmo" env XSC_BACKEND=$b "$bin"
 		done
+		if grep -q 'xsc-test: dear-host' "$f"; then
+			for b in $bl; do
+				run_one "$name[$b,dear]" "$tmo" env XSC_BACKEND=$b \
+					XSC_HOST_PROFILE="$dear" "$bin"
+			done
+		fi
 	else
 		run_one "$name" "$tmo" "$bin"
 	fi

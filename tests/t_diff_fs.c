@@ -4,6 +4,7 @@
  * run through xsc and directly on identical fresh scratch objects, results
  * and outputs compared field by field (see tests/diff.h).
  * xsc-test: per-backend
+ * xsc-test: dear-host
  * xsc-test: timeout=120 */
 #include <linux/openat2.h>
 #include <linux/stat.h>

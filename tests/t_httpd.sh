@@ -102,4 +102,15 @@ if [ -x "$bindir/httpd-nptl" ] && [ -f "$build/libxsc-preload.so" ]; then
 else
 	echo "note: no libxsc-preload.so (sanitizer build): httpd-nptl under xsc run not tested"
 fi
+# The choices of an expensive host (tests/run.sh's dear-host profile: the
+# stat family and opens posted, a short read's type asked in the ring,
+# stat buffers on a fiber's stack written plainly), on the first executor.
+dear=$build/test-logs/dear-host-profile
+if [ -f "$dear" ] && [ -x "$bindir/httpd-xsc" ]; then
+	run_server "httpd-xsc[uring,dear]" "$bindir/httpd-xsc" XSC_BACKEND=uring \
+		XSC_HOST_PROFILE="$dear" || rc=1
+	[ -x "$tmp/xsc-run-httpd" ] &&
+		{ run_server "httpd-nptl+xsc-run[uring,dear]" "$tmp/xsc-run-httpd" \
+			XSC_BACKEND=uring XSC_HOST_PROFILE="$dear" || rc=1; }
+fi
 exit $rc

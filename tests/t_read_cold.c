@@ -12,7 +12,8 @@
  *     state (4 MiB), the right bytes, and the position after them;
  *  2. the same at offset 6 MiB: 2 MiB, up to end of file.
  * The test skips where the file system keeps the pages (tmpfs).
- * xsc-test: per-backend+auto */
+ * xsc-test: per-backend+auto
+ * xsc-test: dear-host */
 #include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -159,20 +159,7 @@ void tp_kinds_after(long nr, const long *a, const struct tp_kcall *k, long r)
 	}
 }
 
-/* xsc__umem_ours (ucopy.c): a posted call's buffer in the live part of
- * its thread's stack, from where the parked fiber's stack pointer is up
- * to the top clone3 gave: memory the thread has run on, below no guard
- * page, mapped while the thread lives (it is parked in this very call). */
-static bool umem_ours(uint64_t tag, uintptr_t p, size_t len)
-{
-	const struct xsc_fiber *f = (const struct xsc_fiber *)(uintptr_t)tag;
-
-	return f && !(tag & 63) && f->fs && f->tp.stack_hi &&
-	       p >= (uintptr_t)f->ctx.sp && p + len <= f->tp.stack_hi && p + len > p;
-}
-
 void tp_kinds_init(void)
 {
-	xsc__umem_ours = umem_ours;
 	atomic_store(&xsc__fdkind_on, true);
 }

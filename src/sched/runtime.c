@@ -594,6 +594,28 @@ static void run_key_dtors(struct xsc_fiber *f)
 	f->kv = NULL;
 }
 
+/* xsc__umem_ours (ucopy.c): a posted call's buffer in the live part of
+ * the parked fiber's own stack, from its saved stack pointer up to the
+ * top (the stack it was made with, or in transparent mode the one clone3
+ * gave): memory it has run on, above any guard page, mapped while it
+ * waits in that very call.  Tags on the runtime's handles are fibers, or
+ * carry a low bit (sync.c's timers, fdq.c's turns, XSC_TAG_OWN). */
+static bool umem_ours(uint64_t tag, uintptr_t p, size_t len)
+{
+	const struct xsc_fiber *f = (const struct xsc_fiber *)(uintptr_t)tag;
+	uintptr_t hi;
+
+	if (!f || (tag & 3))
+		return false;
+	if (f->fs)
+		hi = f->tp.stack_hi;
+	else if (f->ctx.stack_size)
+		hi = (uintptr_t)f->ctx.stack_lo + f->ctx.stack_size;
+	else
+		return false;
+	return p >= (uintptr_t)f->ctx.sp && p + len <= hi && p + len > p;
+}
+
 /* ---- the scheduler ---------------------------------------------------------- */
 
 static void on_done(void *arg, int id, long ret, uint64_t tag);
@@ -1020,6 +1042,7 @@ static void apply_config(const struct xsc_runtime_config *cfg)
 /* Applies the configuration and allocates the vcpus (not started). */
 static int vcpus_alloc(const struct xsc_runtime_config *cfg)
 {
+	xsc__umem_ours = umem_ours;
 	int cpus[CPU_SETSIZE], ncpus = allowed_cpus(cpus, CPU_SETSIZE), first = 0;
 	int n;
 
