@@ -52,6 +52,22 @@ int bench_counter_stop(struct bench_counter *c, struct bench_entries *e);
  * most entries per operation (ops operations), most first. */
 void bench_entries_top(const struct bench_entries *e, double ops, int n, char *buf,
 		       size_t len);
-/* Writes s into a CSV field: commas become semicolons. */
-void bench_csv_text(FILE *f, const char *s);
+
+/* What a benchmark keeps of a count of ops operations (requests,
+ * transactions): entries per operation and the calls that make them. */
+struct bench_per_op {
+	bool ok;		/* false: text says why there is no figure */
+	double entries;		/* kernel entries per operation */
+	char text[200];		/* the top calls per operation, or "n/a (why)" */
+};
+void bench_per_op(const struct bench_entries *e, double ops, struct bench_per_op *p);
+/* A count that did not happen (a benchmark that could not start one). */
+void bench_per_op_na(const char *why, struct bench_per_op *p);
+/* p->entries as "%*.2f", or "n/a" in the same width, into buf. */
+const char *bench_per_op_num(const struct bench_per_op *p, int width, char *buf,
+			     size_t len);
+/* CSV fields, each after a comma: the number (empty when there is none);
+ * the text, its commas made semicolons. */
+void bench_per_op_csv_num(FILE *f, const struct bench_per_op *p);
+void bench_per_op_csv_text(FILE *f, const struct bench_per_op *p);
 #endif
