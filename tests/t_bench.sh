@@ -247,8 +247,12 @@ if [ -x /usr/sbin/mariadbd ] && command -v sysbench >/dev/null &&
 	[ -f "$csv" ] || { cat "$d/all/oltp.err" 2>/dev/null | tail -5; fail "oltp: no CSV"; }
 	head -n 1 "$csv" | grep -q '^threads,ro mariadb trans/s,ro mariadb+xsc-run trans/s,' ||
 		fail "oltp: header"
-	# columns: threads, then trans/s of ro/rw x native/xsc-run, p95 the same
-	awk -F, 'NR > 1 { n++; for (i = 2; i <= 9; i++) if (!($i > 0)) bad = 1 }
+	# columns: threads, then trans/s of ro/rw x native/xsc-run, p95 the
+	# same, cpu the same, 2 error counts, entries/trans 16-19 and their
+	# calls 20-23 in the same order
+	awk -F, "$awk_fn"'
+		NR > 1 { n++; for (i = 2; i <= 9; i++) if (!($i > 0)) bad = 1
+			 for (i = 16; i <= 19; i++) if (!ent($i, $(i + 4))) bad = 1 }
 		END { exit bad || n < 2 }' "$csv" || fail "oltp: values out of bounds: $(cat "$csv")"
 	echo "ok oltp"
 else
