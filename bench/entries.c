@@ -335,7 +335,13 @@ static int read_layout(const char *tracefs, struct layout *l, char *why, size_t 
 	char fmt[4096], path[512];
 
 	snprintf(path, sizeof(path), "%s/events/raw_syscalls/sys_enter", tracefs);
-	if (get(path, "format", fmt, sizeof(fmt)) <= 0) {
+	ssize_t n = get(path, "format", fmt, sizeof(fmt));
+	if (n == -EACCES || n == -EPERM) {
+		snprintf(why, wlen, "tracefs at %s is not open to this user (not root)",
+			 tracefs);
+		return (int)n;
+	}
+	if (n <= 0) {
 		snprintf(why, wlen, "no raw_syscalls:sys_enter event in %s", tracefs);
 		return -ENOENT;
 	}
@@ -758,7 +764,11 @@ static int stop_strace(struct bench_counter *c, struct bench_entries *e)
 	if (f)
 		fclose(f);
 	unlink(c->out);
-	if (!f || (!rows && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))) {
+	/* strace writes no table when it saw no call: after it ended on our
+	 * SIGINT (re-raised, or exit 130) that is a count of zero */
+	bool interrupted = (WIFSIGNALED(st) && WTERMSIG(st) == SIGINT) ||
+			   (WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 130));
+	if (!f || (!rows && !interrupted)) {
 		e->ok = false;
 		snprintf(e->why, sizeof(e->why), "strace gave no summary");
 		return -EIO;

@@ -738,7 +738,9 @@ static const char http_usage[] =
 	"  wrk against httpd-nptl, httpd-xsc (if built), httpd-uring (the\n"
 	"  hand-written io_uring loop, if built) and nginx at concurrency\n"
 	"  16..4096 (--quick: 64, 256); server on core 0, wrk on core 1; best of\n"
-	"  N rounds (default 2).  Writes DIR/http.csv and DIR/http-*.png.\n";
+	"  N rounds (default 2), then one more run of each with the server's kernel\n"
+	"  entries per request counted (XSC_BENCH_ENTRIES=tracefs|strace|off).\n"
+	"  Writes DIR/http.csv and DIR/http-*.png.\n";
 
 static void print_table(const struct ctx *c, struct server *sv, int ns, const int *conc,
 			int nc)
@@ -982,8 +984,10 @@ static const char tp_usage[] =
 	"                             [--bin-dir DIR] [--duration SEC] [--size BYTES]\n"
 	"  the unmodified httpd-nptl binary natively vs under `xsc run -t 1`, wrk at\n"
 	"  concurrency 64..4096 (--quick: 64, 256); server on core 0, wrk on core 1;\n"
-	"  best of N rounds (default 2).  Writes DIR/transparent.csv and\n"
-	"  DIR/transparent-*.png.  Target: CPU per request <= 0.6x native at >= 256.\n";
+	"  best of N rounds (default 2), then one more run of each with its kernel\n"
+	"  entries per request counted (XSC_BENCH_ENTRIES=tracefs|strace|off).\n"
+	"  Writes DIR/transparent.csv and DIR/transparent-*.png.  Target: CPU per\n"
+	"  request <= 0.6x native at >= 256.\n";
 
 int xsc_bench_transparent(int argc, char **argv)
 {
@@ -1100,7 +1104,9 @@ static const char apache_usage[] =
 	"  it (the control process forks the child; User www-data when root),\n"
 	"  natively vs under `xsc run`, wrk at concurrency 64, 256, 1024 (--quick:\n"
 	"  64, 256); server on core 0, wrk on core 1; CPU per request of the whole\n"
-	"  process tree; best of N rounds (default 2) (FlexSC Figures 11 and 13).\n"
+	"  process tree; best of N rounds (default 2) (FlexSC Figures 11 and 13);\n"
+	"  then one more run of each with the tree's kernel entries per request\n"
+	"  counted (XSC_BENCH_ENTRIES=tracefs|strace|off).\n"
 	"  Writes DIR/apache.csv and DIR/apache-*.png.  Target: at 256\n"
 	"  connections req/s >= 1.4x and CPU per request <= 0.7x native.\n";
 

@@ -50,8 +50,10 @@ static const char usage[] =
 	"  MariaDB with sysbench oltp_read_only and oltp_read_write, natively vs\n"
 	"  under `xsc run`, at 1..64 client threads (--quick: 4, 64); server on\n"
 	"  core 0, sysbench on core 1; best of N rounds (default 2) (FlexSC\n"
-	"  Figures 14-15).  Writes DIR/oltp.csv and DIR/oltp-*.png.  Target:\n"
-	"  oltp_read_only at 64 threads >= 1.1x native transactions/s.\n";
+	"  Figures 14-15), then one more run of each with the server's kernel\n"
+	"  entries per transaction counted (XSC_BENCH_ENTRIES=tracefs|strace|off).\n"
+	"  Writes DIR/oltp.csv and DIR/oltp-*.png.  Target: oltp_read_only at 64\n"
+	"  threads >= 1.1x native transactions/s.\n";
 
 enum { NATIVE, XRUN, NSRV };
 static const char *const srv_name[NSRV] = { "mariadb", "mariadb+xsc-run" };
