@@ -93,7 +93,7 @@ struct bench_counter {
 
 static int put(const char *dir, const char *file, const char *s)
 {
-	char path[512];
+	char path[1024];
 	int fd, r = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
@@ -109,7 +109,7 @@ static int put(const char *dir, const char *file, const char *s)
 /* The first len-1 bytes of dir/file, NUL-terminated; bytes read or -errno. */
 static ssize_t get(const char *dir, const char *file, char *buf, size_t len)
 {
-	char path[512];
+	char path[1024];
 	ssize_t n;
 	int fd;
 
@@ -781,7 +781,7 @@ static int stop_strace(struct bench_counter *c, struct bench_entries *e)
 int bench_counter_start(struct bench_counter **cp, pid_t pid, struct bench_entries *e)
 {
 	const char *want = getenv("XSC_BENCH_ENTRIES");
-	char why1[160] = "", why2[160] = "";
+	char why1[120] = "", why2[72] = "";	/* both fit in e->why */
 	struct bench_counter *c;
 	int r = -ENOENT;
 
