@@ -394,22 +394,24 @@ static void count_event(struct bench_counter *c, const unsigned char *d, size_t 
 	}
 }
 
-/* One page of the ring buffer (the kernel's ring_buffer_event format):
- * a 32-bit header of type_len:5, time_delta:27; type_len 1..28 is the
- * data length in words, 0 a length word before the data, 29 padding
- * (the end of the page when time_delta is 0), 30 and 31 a time stamp. */
-static void count_page(struct bench_counter *c, const unsigned char *pg, size_t len)
+/* Counts one page of the ring buffer and returns its bytes of events.
+ * The kernel's ring_buffer_event format: a 32-bit header of type_len:5,
+ * time_delta:27; type_len 1..28 is the data length in words, 0 a length
+ * word before the data, 29 padding (the end of the page when time_delta
+ * is 0), 30 and 31 a time stamp. */
+static size_t count_page(struct bench_counter *c, const unsigned char *pg, size_t len)
 {
 	uint64_t commit;
 	const unsigned char *p = pg + c->l.off_data, *end;
 
 	if (len < (size_t)c->l.off_data)
-		return;
+		return 0;
 	memcpy(&commit, pg + c->l.off_commit, 8);
 	c->missed |= (commit >> 31) & 1;	/* RB_MISSED_EVENTS */
 	end = p + (commit & ((1u << 30) - 1));
 	if (end > pg + len)
 		end = pg + len;
+	len = (size_t)(end - p);
 	while (p + 4 <= end) {
 		uint32_t h, a0 = 0;
 		unsigned tl;
@@ -436,15 +438,23 @@ static void count_page(struct bench_counter *c, const unsigned char *pg, size_t 
 			p += 4 + tl * 4;
 		}
 	}
+	return len;
 }
 
-/* Reads every page the buffers hold now. */
-static void drain(struct bench_counter *c, unsigned char *pg)
+/* Reads the pages the buffers hold now; all: to the last event.  Else a
+ * CPU's turn ends at a page less than half full: a read of the page the
+ * kernel is writing copies out what is there, so under a steady load it
+ * would never come back empty, and the reader (SCHED_FIFO) would starve
+ * the load on its core. */
+static void drain(struct bench_counter *c, unsigned char *pg, bool all)
 {
+	size_t half = (c->l.page - (size_t)c->l.off_data) / 2;
+
 	for (int i = 0; i < c->ncpu; i++) {
 		ssize_t n;
 		while ((n = read(c->fd[i], pg, c->l.page)) > 0)
-			count_page(c, pg, (size_t)n);
+			if (count_page(c, pg, (size_t)n) < half && !all)
+				break;
 	}
 }
 
@@ -463,10 +473,10 @@ static void *reader(void *arg)
 	pthread_setschedparam(pthread_self(), SCHED_FIFO,
 			      &(struct sched_param){ .sched_priority = 1 });
 	while (!atomic_load_explicit(&c->stop, memory_order_acquire)) {
-		drain(c, pg);
+		drain(c, pg, false);
 		nanosleep(&ts, NULL);
 	}
-	drain(c, pg);	/* what was recorded before the events were disabled */
+	drain(c, pg, true);	/* what was recorded before the events were disabled */
 	free(pg);
 	return NULL;
 }
