@@ -24,6 +24,14 @@
  * divided by the requests wrk completed.  The tick is 10 ms; a run of a
  * few seconds at tens of thousands of requests/s makes that < 1%.
  *
+ * Kernel entries per request (entries.c): after the rounds, one more run
+ * of each server at each concurrency, as long as the others, with the
+ * system call entries of the server's threads and children counted by
+ * the kernel, divided by the requests of that run, with the calls that
+ * make most of them.  It is a run of its own because recording an entry
+ * costs time that must not enter req/s or CPU; XSC_BENCH_ENTRIES=off
+ * leaves it out.
+ *
  * sensitivity: httpd-xsc at concurrency 2048 with 64..1024 syscall entries
  * per kernel thread (--entries), requests/s and CPU per request.
  *
@@ -48,6 +56,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "entries.h"
 #include "harness.h"
 
 int xsc_run_find_preload(char *out, size_t n);	/* tools/run.c */
@@ -77,6 +86,7 @@ struct server {
 	pid_t pid;
 	int port;
 	struct result best[MAXCONC];
+	struct bench_per_op ent[MAXCONC];	/* kernel entries per request */
 };
 
 struct ctx {
@@ -86,6 +96,7 @@ struct ctx {
 	int dur;		/* seconds per run */
 	int size;		/* bytes of the served file */
 	int srv_cpu, wrk_cpu;
+	const char *ent_method;	/* how entries were counted; NULL: not */
 };
 
 /* ---- processes ------------------------------------------------------- */
@@ -467,6 +478,74 @@ static int run_wrk_retry(const struct ctx *c, struct server *s, int conc, int du
 	return ret;
 }
 
+/* run_wrk with s's kernel entries counted, into *ent; retried as
+ * run_wrk_retry does, each try counted afresh.  Returns run_wrk's
+ * answer, or 1 when no count could be started (ent says why). */
+static int count_wrk(struct ctx *c, struct server *s, int conc, struct bench_per_op *ent)
+{
+	struct bench_counter *bc;
+	struct bench_entries e;
+	struct result r;
+	int ret = -2;
+
+	for (int t = 0; t < 3 && ret == -2; t++) {
+		if (bench_counter_start(&bc, s->pid, &e)) {
+			bench_per_op_na(e.why, ent);
+			return 1;
+		}
+		ret = run_wrk(c, s, conc, c->dur, &r);
+		bench_counter_stop(bc, &e);
+	}
+	if (ret == -2)
+		fprintf(stderr, "bench http: %s at concurrency %d: no usable wrk "
+			"result while counting entries\n", s->name, conc);
+	if (ret == 0) {
+		bench_per_op(&e, (double)r.requests, ent);
+		c->ent_method = e.method;
+	}
+	return ret;
+}
+
+/* After the measured rounds: one counted run per server and concurrency.
+ * When no count can be started, every figure is n/a with the reason and
+ * no run is made. */
+static int count_all(struct ctx *c, struct server *sv, int ns, const int *conc, int nc)
+{
+	int64_t t0 = bench_now_ns();
+
+	for (int k = 0; k < nc; k++)
+		for (int s = 0; s < ns; s++) {
+			int r;
+			if (!sv[s].avail)
+				continue;
+			bench_progress("bench http: counting kernel entries", k * ns + s,
+				       nc * ns, t0);
+			r = count_wrk(c, &sv[s], conc[k], &sv[s].ent[k]);
+			if (r == 1) {
+				for (int kk = 0; kk < nc; kk++)
+					for (int ss = 0; ss < ns; ss++)
+						sv[ss].ent[kk] = sv[s].ent[k];
+				break;
+			}
+			if (r)
+				return -1;
+			usleep(300000);
+		}
+	bench_progress_done();
+	return 0;
+}
+
+/* The line under a table that says what entries/req is. */
+static void say_entries(const struct ctx *c)
+{
+	if (c->ent_method)
+		printf("entries/req: system call entries of the server's threads and "
+		       "children per request (calls trapped with SIGSYS included), "
+		       "counted with %s in one more %d s run of each, apart from the "
+		       "timed runs; then the calls that make most of them\n",
+		       c->ent_method, c->dur);
+}
+
 /* Keeps the best of each metric separately. */
 static void keep_best(struct result *b, const struct result *r)
 {
@@ -659,33 +738,45 @@ static const char http_usage[] =
 	"  wrk against httpd-nptl, httpd-xsc (if built), httpd-uring (the\n"
 	"  hand-written io_uring loop, if built) and nginx at concurrency\n"
 	"  16..4096 (--quick: 64, 256); server on core 0, wrk on core 1; best of\n"
-	"  N rounds (default 2).  Writes DIR/http.csv and DIR/http-*.png.\n";
+	"  N rounds (default 2), then one more run of each with the server's kernel\n"
+	"  entries per request counted (XSC_BENCH_ENTRIES=tracefs|strace|off).\n"
+	"  Writes DIR/http.csv and DIR/http-*.png.\n";
 
-static void print_table(struct server *sv, int ns, const int *conc, int nc)
+static void print_table(const struct ctx *c, struct server *sv, int ns, const int *conc,
+			int nc)
 {
-	printf("%6s  %-18s %10s %10s %10s %12s\n", "conc", "server", "req/s",
-	       "p50 ms", "p99 ms", "cpu us/req");
+	char num[32];
+
+	printf("%6s  %-18s %10s %10s %10s %12s %12s  %s\n", "conc", "server", "req/s",
+	       "p50 ms", "p99 ms", "cpu us/req", "entries/req", "top calls per request");
 	for (int k = 0; k < nc; k++)
 		for (int s = 0; s < ns; s++) {
 			struct result *r = &sv[s].best[k];
 			if (!sv[s].avail)
 				continue;
-			printf("%6d  %-18s %10.0f %10.2f %10.2f %12.2f%s\n", conc[k],
+			printf("%6d  %-18s %10.0f %10.2f %10.2f %12.2f %s  %s%s\n", conc[k],
 			       sv[s].name, r->rps, r->p50_us / 1e3, r->p99_us / 1e3,
-			       r->cpu_us, r->errors ? "  (errors)" : "");
+			       r->cpu_us, bench_per_op_num(&sv[s].ent[k], 12, num, sizeof(num)),
+			       sv[s].ent[k].text, r->errors ? "  (errors)" : "");
 		}
+	say_entries(c);
 }
 
 static void print_ratio(struct server *sv, int a, int b, const int *conc, int nc)
 {
 	if (!sv[a].avail || !sv[b].avail)
 		return;
-	printf("\n%s / %s:\n%6s %10s %12s %10s\n", sv[a].name, sv[b].name, "conc",
-	       "req/s", "cpu/req", "p99");
+	printf("\n%s / %s:\n%6s %10s %12s %10s %12s\n", sv[a].name, sv[b].name, "conc",
+	       "req/s", "cpu/req", "p99", "entries/req");
 	for (int k = 0; k < nc; k++) {
 		struct result *x = &sv[a].best[k], *y = &sv[b].best[k];
-		printf("%6d %10.2f %12.2f %10.2f\n", conc[k], x->rps / y->rps,
+		struct bench_per_op *ex = &sv[a].ent[k], *ey = &sv[b].ent[k];
+		printf("%6d %10.2f %12.2f %10.2f", conc[k], x->rps / y->rps,
 		       x->cpu_us / y->cpu_us, x->p99_us / y->p99_us);
+		if (ex->ok && ey->ok && ey->entries > 0)
+			printf(" %12.2f\n", ex->entries / ey->entries);
+		else
+			printf(" %12s\n", "n/a");
 	}
 }
 
@@ -693,11 +784,13 @@ static void print_ratio(struct server *sv, int a, int b, const int *conc, int nc
 static int write_http_csv(const struct ctx *c, const char *name, struct server *sv,
 			  int ns, const char *const *names, const int *conc, int nc)
 {
-	static const char *const metric[] = { "req/s", "p50 us", "p99 us", "cpu us/req" };
-	char hdr[1024] = "concurrency";
+	/* update plot_http's column numbers with this order */
+	static const char *const metric[] = { "req/s", "p50 us", "p99 us", "cpu us/req",
+					      "entries/req", "top calls/req" };
+	char hdr[2048] = "concurrency";
 	FILE *f;
 
-	for (int m = 0; m < 4; m++)
+	for (int m = 0; m < 6; m++)
 		for (int s = 0; s < ns; s++)
 			snprintf(hdr + strlen(hdr), sizeof(hdr) - strlen(hdr), ",%s %s",
 				 names[s], metric[m]);
@@ -705,37 +798,54 @@ static int write_http_csv(const struct ctx *c, const char *name, struct server *
 		return -1;
 	for (int k = 0; k < nc; k++) {
 		fprintf(f, "%d", conc[k]);
-		for (int m = 0; m < 4; m++)
+		for (int m = 0; m < 6; m++)
 			for (int s = 0; s < ns; s++) {
 				struct result *r = &sv[s].best[k];
 				double v[4] = { r->rps, r->p50_us, r->p99_us, r->cpu_us };
-				if (sv[s].avail)
-					fprintf(f, ",%.2f", v[m]);
-				else
+				if (!sv[s].avail)
 					fprintf(f, ",");
+				else if (m < 4)
+					fprintf(f, ",%.2f", v[m]);
+				else if (m == 4)
+					bench_per_op_csv_num(f, &sv[s].ent[k]);
+				else
+					bench_per_op_csv_text(f, &sv[s].ent[k]);
 			}
 		fprintf(f, "\n");
 	}
 	return bench_csv_close(&c->o, name, f, true);
 }
 
+/* Whether s has a count of kernel entries at some concurrency. */
+static bool counted(const struct server *s)
+{
+	for (int k = 0; k < MAXCONC; k++)
+		if (s->ent[k].ok)
+			return true;
+	return false;
+}
+
 static void plot_http(const struct ctx *c, const char *name, struct server *sv, int ns)
 {
-	/* CSV columns: concurrency, then NSERV columns per metric */
+	/* CSV columns: concurrency, then ns columns per metric (in
+	 * write_http_csv's order) */
 	static const char *const what[][3] = {
 		{ "throughput", "requests/s", "0" },
 		{ "latency", "p99 latency, us", "2" },
 		{ "cpu", "server CPU per request, us", "3" },
+		{ "entries", "kernel entries per request", "4" },
 	};
 	char script[1024], cols[64], png[64];
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		int lo = 2 + atoi(what[i][2]) * ns, n = 0;
 		cols[0] = 0;
 		for (int s = 0; s < ns; s++)	/* only the servers measured */
-			if (sv[s].avail)
+			if (sv[s].avail && (i < 3 || counted(&sv[s])))
 				n += snprintf(cols + n, sizeof(cols) - (size_t)n, "%s%d",
 					      n ? " " : "", lo + s);
+		if (!n)
+			continue;
 		snprintf(png, sizeof(png), "%s-%s", name, what[i][0]);
 		snprintf(script, sizeof(script),
 			 "set title '%s vs concurrency (xsc bench %s)'\n"
@@ -793,16 +903,16 @@ static int serve_and_measure(struct ctx *c, struct server *sv, const int *conc, 
 			goto out;
 	printf("%d s per run, %d rounds, %d-byte file, server on core %d, wrk -t1 on "
 	       "core %d\n", c->dur, c->o.rounds, c->size, c->srv_cpu, c->wrk_cpu);
-	if (measure_all(c, sv, NSERV, conc, nc))
+	if (measure_all(c, sv, NSERV, conc, nc) || count_all(c, sv, NSERV, conc, nc))
 		goto out;
-	print_table(sv, NSERV, conc, nc);
+	print_table(c, sv, NSERV, conc, nc);
 	for (int i = 0; i < nratio; i++)
 		print_ratio(sv, ratios[i][0], ratios[i][1], conc, nc);
 	ok = write_http_csv(c, name, sv, NSERV, serv_name, conc, nc) == 0;
 	if (ok) {
 		plot_http(c, name, sv, NSERV);
-		printf("wrote %s/%s.csv and %s/%s-{throughput,latency,cpu}.png\n",
-		       c->o.out, name, c->o.out, name);
+		printf("wrote %s/%s.csv and %s/%s-{throughput,latency,cpu%s}.png\n",
+		       c->o.out, name, c->o.out, name, c->ent_method ? ",entries" : "");
 	}
 out:
 	for (int s = 0; s < NSERV; s++)
@@ -874,8 +984,10 @@ static const char tp_usage[] =
 	"                             [--bin-dir DIR] [--duration SEC] [--size BYTES]\n"
 	"  the unmodified httpd-nptl binary natively vs under `xsc run -t 1`, wrk at\n"
 	"  concurrency 64..4096 (--quick: 64, 256); server on core 0, wrk on core 1;\n"
-	"  best of N rounds (default 2).  Writes DIR/transparent.csv and\n"
-	"  DIR/transparent-*.png.  Target: CPU per request <= 0.6x native at >= 256.\n";
+	"  best of N rounds (default 2), then one more run of each with its kernel\n"
+	"  entries per request counted (XSC_BENCH_ENTRIES=tracefs|strace|off).\n"
+	"  Writes DIR/transparent.csv and DIR/transparent-*.png.  Target: CPU per\n"
+	"  request <= 0.6x native at >= 256.\n";
 
 int xsc_bench_transparent(int argc, char **argv)
 {
@@ -992,7 +1104,9 @@ static const char apache_usage[] =
 	"  it (the control process forks the child; User www-data when root),\n"
 	"  natively vs under `xsc run`, wrk at concurrency 64, 256, 1024 (--quick:\n"
 	"  64, 256); server on core 0, wrk on core 1; CPU per request of the whole\n"
-	"  process tree; best of N rounds (default 2) (FlexSC Figures 11 and 13).\n"
+	"  process tree; best of N rounds (default 2) (FlexSC Figures 11 and 13);\n"
+	"  then one more run of each with the tree's kernel entries per request\n"
+	"  counted (XSC_BENCH_ENTRIES=tracefs|strace|off).\n"
 	"  Writes DIR/apache.csv and DIR/apache-*.png.  Target: at 256\n"
 	"  connections req/s >= 1.4x and CPU per request <= 0.7x native.\n";
 
@@ -1117,9 +1231,9 @@ int xsc_bench_apache(int argc, char **argv)
 	printf("%d s per run, %d rounds, %d-byte file, Apache mpm_worker (1 child, "
 	       "%d threads) on core %d, wrk -t1 on core %d\n", c.dur, c.o.rounds,
 	       c.size, AP_THREADS, c.srv_cpu, c.wrk_cpu);
-	if (measure_all(&c, sv, NAP, conc, nc))
+	if (measure_all(&c, sv, NAP, conc, nc) || count_all(&c, sv, NAP, conc, nc))
 		goto out;
-	print_table(sv, NAP, conc, nc);
+	print_table(&c, sv, NAP, conc, nc);
 	print_ratio(sv, AP_XRUN, AP_NATIVE, conc, nc);
 	for (int k = 0; k < nc; k++)
 		if (conc[k] == 256) {
@@ -1133,8 +1247,8 @@ int xsc_bench_apache(int argc, char **argv)
 	ok = write_http_csv(&c, "apache", sv, NAP, ap_name, conc, nc) == 0;
 	if (ok) {
 		plot_http(&c, "apache", sv, NAP);
-		printf("wrote %s/apache.csv and %s/apache-{throughput,latency,cpu}.png\n",
-		       c.o.out, c.o.out);
+		printf("wrote %s/apache.csv and %s/apache-{throughput,latency,cpu%s}.png\n",
+		       c.o.out, c.o.out, c.ent_method ? ",entries" : "");
 	}
 out:
 	for (int s = 0; s < NAP; s++)

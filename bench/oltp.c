@@ -19,6 +19,13 @@
  * metric.  Target (issue 21): oltp_read_only at 64 threads, transactions/s
  * >= 1.1x native with no errors.
  *
+ * Kernel entries per transaction (entries.c): in the last round, after
+ * the timed runs of each server, one more sysbench run per workload and
+ * thread count with the system call entries of the server's threads
+ * counted by the kernel, divided by the transactions of that run, with
+ * the calls that make most of them.  It is a run of its own because
+ * recording an entry costs time; XSC_BENCH_ENTRIES=off leaves it out.
+ *
  * Missing mariadb-server or sysbench: a message naming the package, exit 2.
  */
 #include <dirent.h>
@@ -33,6 +40,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "entries.h"
 #include "harness.h"
 
 int xsc_run_find_preload(char *out, size_t n);	/* tools/run.c */
@@ -42,8 +50,10 @@ static const char usage[] =
 	"  MariaDB with sysbench oltp_read_only and oltp_read_write, natively vs\n"
 	"  under `xsc run`, at 1..64 client threads (--quick: 4, 64); server on\n"
 	"  core 0, sysbench on core 1; best of N rounds (default 2) (FlexSC\n"
-	"  Figures 14-15).  Writes DIR/oltp.csv and DIR/oltp-*.png.  Target:\n"
-	"  oltp_read_only at 64 threads >= 1.1x native transactions/s.\n";
+	"  Figures 14-15), then one more run of each with the server's kernel\n"
+	"  entries per transaction counted (XSC_BENCH_ENTRIES=tracefs|strace|off).\n"
+	"  Writes DIR/oltp.csv and DIR/oltp-*.png.  Target: oltp_read_only at 64\n"
+	"  threads >= 1.1x native transactions/s.\n";
 
 enum { NATIVE, XRUN, NSRV };
 static const char *const srv_name[NSRV] = { "mariadb", "mariadb+xsc-run" };
@@ -53,7 +63,7 @@ static const char *const wl_name[NWL] = { "oltp_read_only", "oltp_read_write" };
 
 struct res {
 	double tps, p95_ms, cpu_us;
-	long errors;
+	long errors, trans;
 	bool have;
 };
 
@@ -169,7 +179,10 @@ static int parse(const char *out, struct res *r)
 	const char *p = strstr(out, "transactions:"), *q = strstr(out, "95th percentile:"),
 		   *e = strstr(out, "ignored errors:");
 
-	if (!p || !q || !(p = strchr(p, '(')))
+	if (!p || !q)
+		return -1;
+	r->trans = strtol(p + strlen("transactions:"), NULL, 10);
+	if (!(p = strchr(p, '(')))
 		return -1;
 	r->tps = strtod(p + 1, NULL);
 	r->p95_ms = strtod(q + strlen("95th percentile:"), NULL);
@@ -232,17 +245,54 @@ static int prepare(struct ctx *c)
 	return ret;
 }
 
+/* In ent[w][k], the kernel entries per transaction of server pid (srv)
+ * under each workload and thread count, each in a sysbench run of its
+ * own.  -1 when sysbench failed; when no count can be started, every
+ * figure is n/a with the reason. */
+static int count_entries(const struct ctx *c, pid_t pid, int srv, const int *th, int nt,
+			 struct bench_per_op ent[NWL][MAXT], const char **method)
+{
+	char out[16384];
+
+	for (int w = 0; w < NWL; w++)
+		for (int k = 0; k < nt; k++) {
+			struct bench_counter *bc;
+			struct bench_entries e;
+			struct res res = { 0 };
+			if (bench_counter_start(&bc, pid, &e)) {
+				for (int ww = 0; ww < NWL; ww++)
+					for (int kk = 0; kk < nt; kk++)
+						bench_per_op_na(e.why, &ent[ww][kk]);
+				return 0;
+			}
+			int rc = sysbench(c, w, "run", th[k], out, sizeof(out));
+			bench_counter_stop(bc, &e);
+			if (rc != 0 || parse(out, &res)) {
+				fprintf(stderr, "bench oltp: %s %s at %d threads failed while "
+					"counting entries (exit %d):\n%.2000s\n", srv_name[srv],
+					wl_name[w], th[k], rc, out);
+				return -1;
+			}
+			bench_per_op(&e, (double)res.trans, &ent[w][k]);
+			*method = e.method;
+		}
+	return 0;
+}
+
 int xsc_bench_oltp(int argc, char **argv)
 {
 	static const int full[] = { 1, 4, 16, 64 }, quick[] = { 4, 64 };
 	struct res best[NWL][NSRV][MAXT];
-	char lib[1200], out[16384], path[PATH_MAX + 64];
+	struct bench_per_op ent[NSRV][NWL][MAXT];
+	const char *method = NULL;
+	char lib[1200], out[16384], path[PATH_MAX + 64], num[32];
 	struct ctx c;
 	int i, nt, ok = 0;
 	int64_t t0;
 
 	memset(&c, 0, sizeof(c));
 	memset(best, 0, sizeof(best));
+	memset(ent, 0, sizeof(ent));
 	for (i = 1; i < argc; i++)	/* our own option first */
 		if (!strcmp(argv[i], "--duration") && i + 1 < argc) {
 			c.dur = atoi(argv[i + 1]);
@@ -323,6 +373,11 @@ int xsc_bench_oltp(int argc, char **argv)
 						     (res.tps * c.dur);
 					keep(&best[w][s][k], &res);
 				}
+			if (r == c.o.rounds - 1 &&
+			    count_entries(&c, pid, s, th, nt, ent[s], &method)) {
+				stop_server(pid);
+				goto out;
+			}
 			int st = stop_server(pid);
 			if (st != 0) {
 				fprintf(stderr, "bench oltp: %s did not shut down cleanly "
@@ -331,22 +386,36 @@ int xsc_bench_oltp(int argc, char **argv)
 			}
 		}
 	bench_progress_done();
-	printf("%-16s %8s  %-16s %12s %10s %14s %8s\n", "workload", "threads", "server",
-	       "trans/s", "p95 ms", "cpu us/trans", "errors");
+	printf("%-16s %8s  %-16s %12s %10s %14s %8s %14s  %s\n", "workload", "threads",
+	       "server", "trans/s", "p95 ms", "cpu us/trans", "errors", "entries/trans",
+	       "top calls per transaction");
 	for (int w = 0; w < NWL; w++)
 		for (int k = 0; k < nt; k++)
 			for (int s = 0; s < NSRV; s++) {
 				struct res *r = &best[w][s][k];
-				printf("%-16s %8d  %-16s %12.1f %10.2f %14.1f %8ld\n", wl_name[w],
-				       th[k], srv_name[s], r->tps, r->p95_ms, r->cpu_us, r->errors);
+				printf("%-16s %8d  %-16s %12.1f %10.2f %14.1f %8ld %s  %s\n",
+				       wl_name[w], th[k], srv_name[s], r->tps, r->p95_ms,
+				       r->cpu_us, r->errors,
+				       bench_per_op_num(&ent[s][w][k], 14, num, sizeof(num)),
+				       ent[s][w][k].text);
 			}
-	printf("\nmariadb+xsc-run / mariadb:\n%-16s %8s %10s %10s %12s\n", "workload",
-	       "threads", "trans/s", "p95", "cpu/trans");
+	if (method)
+		printf("entries/trans: system call entries of the server's threads per "
+		       "transaction (calls trapped with SIGSYS included), counted with "
+		       "%s in one more %d s run of each, apart from the timed runs; then "
+		       "the calls that make most of them\n", method, c.dur);
+	printf("\nmariadb+xsc-run / mariadb:\n%-16s %8s %10s %10s %12s %14s\n", "workload",
+	       "threads", "trans/s", "p95", "cpu/trans", "entries/trans");
 	for (int w = 0; w < NWL; w++)
 		for (int k = 0; k < nt; k++) {
 			struct res *x = &best[w][XRUN][k], *y = &best[w][NATIVE][k];
-			printf("%-16s %8d %10.2f %10.2f %12.2f\n", wl_name[w], th[k],
+			struct bench_per_op *ex = &ent[XRUN][w][k], *ey = &ent[NATIVE][w][k];
+			printf("%-16s %8d %10.2f %10.2f %12.2f", wl_name[w], th[k],
 			       x->tps / y->tps, x->p95_ms / y->p95_ms, x->cpu_us / y->cpu_us);
+			if (ex->ok && ey->ok && ey->entries > 0)
+				printf(" %14.2f\n", ex->entries / ey->entries);
+			else
+				printf(" %14s\n", "n/a");
 		}
 	for (int k = 0; k < nt; k++)
 		if (th[k] == 64) {
@@ -363,7 +432,11 @@ int xsc_bench_oltp(int argc, char **argv)
 		"rw mariadb p95 ms,rw mariadb+xsc-run p95 ms,"
 		"ro mariadb cpu us/trans,ro mariadb+xsc-run cpu us/trans,"
 		"rw mariadb cpu us/trans,rw mariadb+xsc-run cpu us/trans,"
-		"ro mariadb+xsc-run errors,rw mariadb+xsc-run errors");
+		"ro mariadb+xsc-run errors,rw mariadb+xsc-run errors,"
+		"ro mariadb entries/trans,ro mariadb+xsc-run entries/trans,"
+		"rw mariadb entries/trans,rw mariadb+xsc-run entries/trans,"
+		"ro mariadb top calls/trans,ro mariadb+xsc-run top calls/trans,"
+		"rw mariadb top calls/trans,rw mariadb+xsc-run top calls/trans");
 	if (!f)
 		goto out;
 	for (int k = 0; k < nt; k++) {
@@ -377,15 +450,24 @@ int xsc_bench_oltp(int argc, char **argv)
 		for (int w = 0; w < NWL; w++)
 			for (int s = 0; s < NSRV; s++)
 				fprintf(f, ",%.1f", best[w][s][k].cpu_us);
-		fprintf(f, ",%ld,%ld\n", best[RO][XRUN][k].errors, best[RW][XRUN][k].errors);
+		fprintf(f, ",%ld,%ld", best[RO][XRUN][k].errors, best[RW][XRUN][k].errors);
+		for (int w = 0; w < NWL; w++)
+			for (int s = 0; s < NSRV; s++)
+				bench_per_op_csv_num(f, &ent[s][w][k]);
+		for (int w = 0; w < NWL; w++)
+			for (int s = 0; s < NSRV; s++)
+				bench_per_op_csv_text(f, &ent[s][w][k]);
+		fprintf(f, "\n");
 	}
 	if (bench_csv_close(&c.o, "oltp", f, true))
 		goto out;
+	/* the first of the four columns of each (the CSV's header above) */
 	static const char *const what[][3] = {
 		{ "throughput", "transactions/s", "2" },
 		{ "latency", "95th percentile latency, ms", "6" },
+		{ "entries", "kernel entries per transaction", "16" },
 	};
-	for (int p = 0; p < 2; p++) {
+	for (int p = 0; p < (method ? 3 : 2); p++) {
 		char script[1024], png[64];
 		int lo = atoi(what[p][2]);
 		snprintf(png, sizeof(png), "oltp-%s", what[p][0]);
@@ -397,8 +479,8 @@ int xsc_bench_oltp(int argc, char **argv)
 			 "with linespoints lw 2", what[p][1], what[p][1], lo, lo + 3);
 		bench_plot(&c.o, png, script);
 	}
-	printf("wrote %s/oltp.csv and %s/oltp-{throughput,latency}.png\n", c.o.out,
-	       c.o.out);
+	printf("wrote %s/oltp.csv and %s/oltp-{throughput,latency%s}.png\n", c.o.out,
+	       c.o.out, method ? ",entries" : "");
 	ok = 1;
 out:
 	if (c.dir[0]) {

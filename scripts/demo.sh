@@ -11,20 +11,20 @@ echo
 echo "== null-call cost vs batch size (xsc bench null) =="
 "$xsc" bench null --quick
 echo
-echo "== thread-per-connection httpd: NPTL vs xsc threads vs nginx (xsc bench http --quick) =="
+echo "== thread-per-connection httpd: NPTL vs xsc threads vs nginx, with kernel entries per request (xsc bench http --quick) =="
 "$xsc" bench http --quick
 echo
 if [ -e "$build/libxsc-preload.so" ]; then
-	echo "== the same unmodified httpd-nptl binary, natively vs under xsc run (xsc bench transparent --quick) =="
+	echo "== the same unmodified httpd-nptl binary, natively vs under xsc run, with kernel entries per request (xsc bench transparent --quick) =="
 	"$xsc" bench transparent --quick
 	echo
 	echo "== libc calls natively, under xsc run trapped, and with libc's sites rewritten (xsc bench calls --quick) =="
 	"$xsc" bench calls --quick
 	echo
-	echo "== Debian's Apache as Debian runs it, natively vs under xsc run (xsc bench apache --quick) =="
+	echo "== Debian's Apache as Debian runs it, natively vs under xsc run, with kernel entries per request (xsc bench apache --quick) =="
 	"$xsc" bench apache --quick
 	echo
-	echo "== MariaDB with sysbench OLTP, natively vs under xsc run (xsc bench oltp --quick) =="
+	echo "== MariaDB with sysbench OLTP, natively vs under xsc run, with kernel entries per transaction (xsc bench oltp --quick) =="
 	"$xsc" bench oltp --quick
 	echo
 fi

@@ -9,7 +9,10 @@
 # names.  Never a bound on how fast one strategy is against another: a
 # correct program crosses any such bound on some machine (issue 15: a
 # -1000 % bound on bench copy failed 2 runs in 3 where syscalls cost 45 ns).
-# xsc-test: timeout=480
+# With every package of `make demo` installed, `xsc bench all --quick`
+# alone took 420-500 s on 2 shared cores, of which the extra runs that
+# count kernel entries (http, transparent, apache, oltp) are about 75 s.
+# xsc-test: timeout=720
 set -u
 x=$(cd "$1" && pwd)/xsc
 [ -x "$x" ] || { echo "FAIL: $x not built"; exit 1; }
@@ -46,8 +49,12 @@ run() {
 	echo "ok $name ($((SECONDS - t0))s)"
 }
 
-# Awk helpers for the conditions: near(a, b, tol) is |a - b| <= tol.
-awk_fn='function near(a, b, tol) { return a - b <= tol && b - a <= tol }'
+# Awk helpers for the conditions: near(a, b, tol) is |a - b| <= tol;
+# ent(n, t) is a kernel-entries column pair (the number n, the text t of
+# the calls behind it): a positive figure with its calls, or no figure and
+# "n/a (the reason)".
+awk_fn='function near(a, b, tol) { return a - b <= tol && b - a <= tol }
+function ent(n, t) { return (n > 0 && t ~ /^[a-z_0-9]+ [0-9.]+/) || (n == "" && t ~ /^n\/a \(.+\)$/) }'
 
 # check NAME AWK-CONDITION MESSAGE: every data row must satisfy the condition.
 check() {
@@ -150,12 +157,14 @@ if command -v wrk >/dev/null && [ -z "$nginx" ]; then
 		fail "all: wrk without nginx, but http did not say nginx is missing"
 	echo "note: nginx missing: http not checked (apt-get install nginx-light)"
 elif command -v wrk >/dev/null; then
-	# http: conc, then 6 servers x (req/s, p50, p99, cpu): nptl, xsc and the
-	# hand-written io_uring loop are always measured (req/s columns 2/3/7,
-	# p50 8/9, p99 14/15, cpu 20/21/25); p50 <= p99.
-	acheck http "concurrency,httpd-nptl req/s,httpd-xsc req/s,httpd-xsc-sq req/s,nginx req/s,httpd-nptl+xsc-run req/s,httpd-uring req/s,httpd-nptl p50 us,httpd-xsc p50 us,httpd-xsc-sq p50 us,nginx p50 us,httpd-nptl+xsc-run p50 us,httpd-uring p50 us,httpd-nptl p99 us,httpd-xsc p99 us,httpd-xsc-sq p99 us,nginx p99 us,httpd-nptl+xsc-run p99 us,httpd-uring p99 us,httpd-nptl cpu us/req,httpd-xsc cpu us/req,httpd-xsc-sq cpu us/req,nginx cpu us/req,httpd-nptl+xsc-run cpu us/req,httpd-uring cpu us/req" \
-		'$1 > 0 && $2 > 0 && $3 > 0 && $7 > 0 && $20 > 0 && $21 > 0 && $25 > 0 && $8 <= $14 && $9 <= $15' \
-		"nptl, xsc and uring loop measured, p50 <= p99" 2
+	# http: conc, then 6 servers x (req/s, p50, p99, cpu, entries/req,
+	# top calls): nptl, xsc and the hand-written io_uring loop are always
+	# measured (req/s columns 2/3/7, p50 8/9, p99 14/15, cpu 20/21/25,
+	# entries 26/27/31, calls 32/33/37); p50 <= p99.
+	acheck http "concurrency,httpd-nptl req/s,httpd-xsc req/s,httpd-xsc-sq req/s,nginx req/s,httpd-nptl+xsc-run req/s,httpd-uring req/s,httpd-nptl p50 us,httpd-xsc p50 us,httpd-xsc-sq p50 us,nginx p50 us,httpd-nptl+xsc-run p50 us,httpd-uring p50 us,httpd-nptl p99 us,httpd-xsc p99 us,httpd-xsc-sq p99 us,nginx p99 us,httpd-nptl+xsc-run p99 us,httpd-uring p99 us,httpd-nptl cpu us/req,httpd-xsc cpu us/req,httpd-xsc-sq cpu us/req,nginx cpu us/req,httpd-nptl+xsc-run cpu us/req,httpd-uring cpu us/req,httpd-nptl entries/req,httpd-xsc entries/req,httpd-xsc-sq entries/req,nginx entries/req,httpd-nptl+xsc-run entries/req,httpd-uring entries/req,httpd-nptl top calls/req,httpd-xsc top calls/req,httpd-xsc-sq top calls/req,nginx top calls/req,httpd-nptl+xsc-run top calls/req,httpd-uring top calls/req" \
+		'$1 > 0 && $2 > 0 && $3 > 0 && $7 > 0 && $20 > 0 && $21 > 0 && $25 > 0 && $8 <= $14 && $9 <= $15 &&
+		 ent($26, $32) && ent($27, $33) && ent($31, $37)' \
+		"nptl, xsc and uring loop measured, p50 <= p99, kernel entries or why not" 2
 fi
 if command -v wrk >/dev/null; then
 	acheck sensitivity "entries,req/s,p99 us,cpu us/req" '$1 >= 64 && $1 <= 1024 && $2 > 0 && $3 > 0 && $4 > 0' \
@@ -170,8 +179,12 @@ if command -v wrk >/dev/null && [ -f "$(dirname "$x")/libxsc-preload.so" ]; then
 	csv=$d/all/transparent.csv
 	[ -f "$csv" ] || { cat "$d/all/transparent.err" 2>/dev/null | tail -5; fail "transparent: no CSV"; }
 	head -n 1 "$csv" | grep -q 'httpd-nptl+xsc-run cpu us/req' || fail "transparent: header"
-	# columns: conc, then 6 servers x (req/s, p50, p99, cpu); nptl = 1st, xsc-run = 5th
-	awk -F, 'NR > 1 { n++; if (!($2 > 0 && $6 > 0 && $20 > 0 && $24 > 0)) bad = 1 }
+	# columns: conc, then 6 servers x (req/s, p50, p99, cpu, entries/req,
+	# top calls); nptl = 1st, xsc-run = 5th.  Natively each request is at
+	# least a read and a write: >= 2 entries when counted.
+	awk -F, "$awk_fn"'
+		NR > 1 { n++; if (!($2 > 0 && $6 > 0 && $20 > 0 && $24 > 0 && ent($26, $32) &&
+				    ent($30, $36) && ($26 == "" || $26 >= 2))) bad = 1 }
 		END { exit bad || n < 2 }' "$csv" || fail "transparent: values out of bounds: $(cat "$csv")"
 	echo "ok transparent"
 else
@@ -185,8 +198,11 @@ if command -v wrk >/dev/null && [ -x /usr/sbin/apache2 ] &&
 	[ -f "$csv" ] || { cat "$d/all/apache.err" 2>/dev/null | tail -5; fail "apache: no CSV"; }
 	head -n 1 "$csv" | grep -q '^concurrency,apache req/s,apache+xsc-run req/s,' ||
 		fail "apache: header"
-	# columns: conc, then 2 servers x (req/s, p50, p99, cpu)
-	awk -F, 'NR > 1 { n++; if (!($2 > 0 && $3 > 0 && $8 > 0 && $9 > 0)) bad = 1 }
+	# columns: conc, then 2 servers x (req/s, p50, p99, cpu, entries/req,
+	# top calls)
+	awk -F, "$awk_fn"'
+		NR > 1 { n++; if (!($2 > 0 && $3 > 0 && $8 > 0 && $9 > 0 && ent($10, $12) &&
+				    ent($11, $13))) bad = 1 }
 		END { exit bad || n < 2 }' "$csv" || fail "apache: values out of bounds: $(cat "$csv")"
 	echo "ok apache"
 else
@@ -239,8 +255,12 @@ if [ -x /usr/sbin/mariadbd ] && command -v sysbench >/dev/null &&
 	[ -f "$csv" ] || { cat "$d/all/oltp.err" 2>/dev/null | tail -5; fail "oltp: no CSV"; }
 	head -n 1 "$csv" | grep -q '^threads,ro mariadb trans/s,ro mariadb+xsc-run trans/s,' ||
 		fail "oltp: header"
-	# columns: threads, then trans/s of ro/rw x native/xsc-run, p95 the same
-	awk -F, 'NR > 1 { n++; for (i = 2; i <= 9; i++) if (!($i > 0)) bad = 1 }
+	# columns: threads, then trans/s of ro/rw x native/xsc-run, p95 the
+	# same, cpu the same, 2 error counts, entries/trans 16-19 and their
+	# calls 20-23 in the same order
+	awk -F, "$awk_fn"'
+		NR > 1 { n++; for (i = 2; i <= 9; i++) if (!($i > 0)) bad = 1
+			 for (i = 16; i <= 19; i++) if (!ent($i, $(i + 4))) bad = 1 }
 		END { exit bad || n < 2 }' "$csv" || fail "oltp: values out of bounds: $(cat "$csv")"
 	echo "ok oltp"
 else
