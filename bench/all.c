@@ -12,12 +12,14 @@
  * routes were chosen by (DIR/host-profile.txt) heads the report.  An experiment exiting 2
  * could not run here (a missing tool or binary; it says which): it is
  * reported, not counted as a failure.  --quick, --out and
- * --rounds are passed through.  `trace` takes positional arguments and
+ * --rounds are passed through.  XSC_BENCH_SKIP=NAME,... leaves some out
+ * (the report says so).  `trace` takes positional arguments and
  * writes results/trace.csv under the current directory: it gets its own
  * argument list, and the report says where its CSV went.
  *
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +34,26 @@
 int xsc_bench_all(int argc, char **argv);
 
 struct outcome {
-	int rc;			/* exit status; -1 not built */
+	int rc;			/* exit status; -1 not built, -2 left out
+				   (XSC_BENCH_SKIP) */
 	double secs;
 };
+
+/* Whether XSC_BENCH_SKIP (names separated by commas or spaces) names
+ * experiment `name`: left out of this run, and the report says so. */
+static bool skip_listed(const char *name)
+{
+	const char *l = getenv("XSC_BENCH_SKIP");
+	size_t n = strlen(name);
+
+	while (l && *l) {
+		size_t k = strcspn(l, ", ");
+		if (k == n && !strncmp(l, name, n))
+			return true;
+		l += k + (l[k] != 0);
+	}
+	return false;
+}
 
 /* Runs one experiment in a child with stdout in DIR/<name>.txt. */
 static int run_one(const struct bench_opts *o, const struct bench_exp *e, int rounds)
@@ -184,6 +203,11 @@ static int write_report(const struct bench_opts *o, const struct outcome *res,
 				"Paper: %s\n", e->paper);
 			continue;
 		}
+		if (res[i].rc == -2) {
+			fprintf(out, "_Skipped: named in XSC_BENCH_SKIP._\n\n"
+				"Paper: %s\n", e->paper);
+			continue;
+		}
 		fprintf(out, "`xsc bench %s` exited %d after %.1f s.\n\n", e->name,
 			res[i].rc, res[i].secs);
 		snprintf(p2, sizeof(p2), "%s.png", e->name);
@@ -247,6 +271,11 @@ int xsc_bench_all(int argc, char **argv)
 		res[k].secs = 0;
 		if (!bench_exps[k].fn) {
 			printf("== %s: not built, skipped\n", bench_exps[k].name);
+			continue;
+		}
+		if (skip_listed(bench_exps[k].name)) {
+			res[k].rc = -2;
+			printf("== %s: skipped (XSC_BENCH_SKIP)\n", bench_exps[k].name);
 			continue;
 		}
 		fprintf(stderr, "xsc bench all: [%d/%d] %s (%.0fs elapsed)\n", k + 1,
