@@ -36,7 +36,11 @@ static char **text;
 static bool data_insn(const char *t)
 {
 	static const char *const ok[] = { "mov", "add", "or", "adc", "sbb", "and",
-					  "sub", "xor", "cmp", "test", "xchg", "lea" };
+					  "sub", "xor", "cmp", "test", "xchg", "lea",
+					  "cmov", "set", "bt", "bswap", "imul", "xadd",
+					  "sh", "sa", "ro", "rc", "not", "neg", "mul", "div",
+					  "idiv", "inc", "dec", "clt", "cqt", "cwt",
+					  "nop", "cs nop", "data16" };
 	char m[16];
 
 	if (!strncmp(t, "lock ", 5))
@@ -44,7 +48,7 @@ static bool data_insn(const char *t)
 	if (strstr(t, "(%rip)") || sscanf(t, "%15s", m) != 1)
 		return false;
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-		if (!strncmp(m, ok[i], strlen(ok[i])))
+		if (!strncmp(ok[i][2] == ' ' ? t : m, ok[i], strlen(ok[i])))
 			return true;
 	return false;
 }
