@@ -267,8 +267,8 @@ int main(void)
 		if (xsc__insn_before(xsc__fdes_function(&t, a), a, prev, &plain))
 			continue;
 		decoded++;
-		/* what the rewriter would act on: "mov $nr,%eax; syscall", or a
-		 * plain instruction between them (rewrite.c find_site) */
+		/* the two shapes glibc has most: "mov $nr,%eax; syscall", or a
+		 * plain instruction between them */
 		bool adjacent = a - prev[0] == 5 && *(const uint8_t *)prev[0] == 0xb8;
 		bool between = plain && prev[1] && prev[0] - prev[1] == 5 &&
 			       *(const uint8_t *)prev[1] == 0xb8;

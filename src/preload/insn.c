@@ -355,7 +355,11 @@ uintptr_t xsc__fdes_function(const struct xsc_fdes *t, uintptr_t a)
 
 /* The FDE's own pc_begin, read as GNU ld writes it (pcrel sdata4), must
  * be the table's start: then its pc_range is the next 4 bytes.  An FDE
- * of another form (64-bit length, another encoding) gives no range. */
+ * of another form (64-bit length, another encoding) gives no range, nor
+ * does a signal frame's (its CIE's augmentation has an 'S': glibc's
+ * __restore_rt), which starts a byte before its first instruction so
+ * that unwinders find it from the return address minus one: a walk from
+ * there would decode the bytes out of step. */
 bool xsc__fdes_range(const struct xsc_fdes *t, uintptr_t a, uintptr_t *start,
 		     uintptr_t *end, uintptr_t *next)
 {
@@ -374,6 +378,8 @@ bool xsc__fdes_range(const struct xsc_fdes *t, uintptr_t a, uintptr_t *start,
 	memcpy(&range, (const void *)(fde + 12), 4);
 	if (len < 16 || len == 0xffffffffu || cie == 0 || fde + 8 + (intptr_t)pc != f)
 		return false;
+	if (strchr((const char *)(fde + 4 - cie + 9), 'S'))
+		return false;	/* CIE: length, id, version, augmentation */
 	*start = f;
 	*end = f + range;
 	*next = (uint32_t)i + 1 < t->n ? t->hdr + (intptr_t)t->pairs[2 * (i + 1)] : *end;

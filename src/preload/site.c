@@ -232,7 +232,7 @@ const char *xsc__site_plan(const struct xsc_fdes *t, uintptr_t sc,
 	int nrun = 0, how;
 
 	if (!xsc__fdes_range(t, sc, &start, &end, &next) || sc + 2 > end)
-		return "no function in libc's unwind table holds it";
+		return "no function's unwind entry (FDE) holds it, or a signal frame's";
 	if (end - start > XSC_FN_MAX)
 		return "its function is over 16 KiB: not walked";
 	nall = next - start < XSC_FN_MAX ? next - start : XSC_FN_MAX;
