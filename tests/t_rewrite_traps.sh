@@ -6,8 +6,10 @@
 # iterations; the calls trapped (SIGSYS) must be the same give or take a
 # few (a site traps once, then is rewritten): every call the 9,900 more
 # iterations make goes through a rewritten site or an interposed
-# function.  Its output must be the native one.  On every executor, and
-# with XSC_HW=noxsavec (the stub saves state with xsave).
+# function.  Its output must be the native one (its calls of syscall()
+# with numbers a stub must hand back to the trap among them), and -v must
+# name the site left trapping for those.  On every executor, and with
+# XSC_HW=noxsavec (the stub saves state with xsave).
 # xsc-test: timeout=300
 set -u
 build=$(cd "${1:?usage: t_rewrite_traps.sh BUILD_DIR}" && pwd)
@@ -51,6 +53,10 @@ for hw in "" noxsavec; do
 		elif [ "$long" -gt $((short + slack)) ]; then
 			echo "FAIL [$label]: $short calls trapped in 100 iterations, $long in 10,000:"
 			grep -E 'still trapping|left trapping|rewritten' "$tmp/err.10000"; fail=1
+		elif ! grep -q '^xsc run: site .* left trapping ([0-9]* traps): rt_sigprocmask: ' "$tmp/err.10000"; then
+			# syscall(SYS_rt_sigprocmask) goes back to its trap: -v names the site
+			echo "FAIL [$label]: -v does not name the site left trapping for rt_sigprocmask:"
+			grep 'xsc run' "$tmp/err.10000"; fail=1
 		else
 			echo "PASS [$label]: $short calls trapped in 100 iterations, $long in 10,000"
 		fi
