@@ -9,7 +9,8 @@
 # function.  Its output must be the native one (its calls of syscall()
 # with numbers a stub must hand back to the trap among them), and -v must
 # name the site left trapping for those.  On every executor, and with
-# XSC_HW=noxsavec (the stub saves state with xsave).
+# XSC_HW=nofsgsbase,noxsavec (the other way to load a thread pointer; the
+# stub saves state with xsave).
 # xsc-test: timeout=300
 set -u
 build=$(cd "${1:?usage: t_rewrite_traps.sh BUILD_DIR}" && pwd)
@@ -34,7 +35,7 @@ traps() {	# the "N calls trapped (SIGSYS)" count of a stderr file
 for n in 100 10000; do
 	"$prog" "$n" >"$tmp/native.$n" 2>&1 || { echo "FAIL: tp_hotsites $n fails natively"; cat "$tmp/native.$n"; exit 1; }
 done
-for hw in "" noxsavec; do
+for hw in "" nofsgsbase,noxsavec; do
 	for b in uring sqpoll worker; do
 		label="$b${hw:+, XSC_HW=$hw}"
 		for n in 100 10000; do

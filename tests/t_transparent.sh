@@ -14,7 +14,7 @@
 # threads: the shim engaged; one marked "xsc-tp: stays-native", whose
 # first thread is glibc's own, must say it ran natively instead).  The
 # signal, TLS and rewriting programs (tp_sig*, tp_tls, tp_intr_race,
-# tp_rewrite, tp_hotsites) run once more on each backend with XSC_HW=nofsgsbase,noxsavec:
+# tp_rewrite) run once more on each backend with XSC_HW=nofsgsbase,noxsavec:
 # the hardware paths a host without FSGSBASE or XSAVEC takes ("/hw" rows).  Then `xsc run` itself: exit status and
 # fatal signal propagation, 127 for a missing program, a static binary
 # run natively with a warning; and /usr/bin/python3 with threads, a
@@ -181,7 +181,7 @@ hw=nofsgsbase,noxsavec hw_t0=$SECONDS
 hwnames=()
 for prog in "${progs[@]}"; do
 	name=$(basename "$prog")
-	case $name in tp_sig*|tp_tls|tp_intr_race|tp_rewrite|tp_hotsites) ;; *) continue ;; esac
+	case $name in tp_sig*|tp_tls|tp_intr_race|tp_rewrite) ;; *) continue ;; esac
 	[ -f "$tmp/$name.native.out" ] && [ "${result["$name ${backends%% *}"]:-}" != n/a ] || continue
 	hwnames+=("$name")
 	opts=$(sed -n 's/.*xsc-tp: run-opts=\([^*]*\).*/\1/p' "$src/tp/$name.c" 2>/dev/null)
