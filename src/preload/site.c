@@ -153,7 +153,7 @@ static uintptr_t find_slot(const struct xsc_site_scratch *s, uintptr_t base, siz
 			   uintptr_t from, const struct xsc_patch *log, size_t nlog)
 {
 	uintptr_t lo = from - REACH_BACK, hi = from + REACH_FWD;
-	bool after_stop = false;
+	bool after_stop = false, landed;
 	size_t x = 0, end;
 
 	while (x < n) {
@@ -164,7 +164,8 @@ static uintptr_t find_slot(const struct xsc_site_scratch *s, uintptr_t base, siz
 		}
 		for (end = x; end < n && (s->flag[end] & NOP); end = next_start(s, end, n))
 			;
-		for (size_t y = x; y + 5 <= end && !targets_in(s, x, end); y++) {
+		landed = targets_in(s, x, end);	/* a branch lands in it: not padding */
+		for (size_t y = x; y + 5 <= end && !landed; y++) {
 			uintptr_t a = base + y;
 			if (a >= lo && a <= hi && !logged(log, nlog, a, 5))
 				return a;
