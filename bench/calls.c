@@ -6,7 +6,7 @@
  *
  * The workload is examples/calls (xsc-calls), an unmodified pthread
  * program: getppid() through libc's wrapper (a rewritable site),
- * syscall(SYS_getppid) (libc's generic entry: never rewritten), a 1 MiB
+ * syscall(SYS_getppid) (libc's generic entry: rax from a register), a 1 MiB
  * malloc+free (mmap, munmap), fopen+fgetc+fclose (stdio's internal openat,
  * fstat, ioctl, read, close), a contended mutex (futex waits and wakes)
  * and clock_gettime (the vDSO).  The three ways run round by round,

@@ -8,7 +8,7 @@
  *   xsc-calls [ITERATIONS]   prints "kind ns" lines
  *
  * Kinds: getppid() (libc's wrapper, a rewritable site), syscall(SYS_getppid)
- * (libc's generic entry: rax comes from a register, never rewritten), a
+ * (libc's generic entry: rax comes from a register, rewritten too), a
  * 1 MiB malloc+free (mmap and munmap: the threshold is fixed, so every
  * one maps), fopen+fgetc+fclose of /dev/null (openat, fstat, read, close
  * from stdio's internals), a lock+unlock of a mutex two threads contend

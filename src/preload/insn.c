@@ -1,7 +1,10 @@
 /*
  * insn.c - an x86-64 instruction length decoder, only as large as the
- * syscall-site rewriter needs (rewrite.c): is address `site` the start of
- * an instruction, walking from a function's first instruction?
+ * syscall-site rewriter needs (rewrite.c, site.c): is address `site` the
+ * start of an instruction, walking from a function's first instruction?
+ * And what is each instruction: one that only moves or computes data and
+ * may run anywhere else ("plain"), a nop of padding, a direct branch and
+ * its target, one that never falls through, an indirect jump.
  *
  * It knows the general-purpose one-byte opcodes, the two-byte (0f) map,
  * the 0f 38 / 0f 3a maps, legacy prefixes and REX, and ModRM/SIB/
@@ -15,7 +18,7 @@
  *
  * A function's first instruction comes from the library's .eh_frame_hdr
  * search table, which lists every function with unwind information
- * (static ones too): xsc__fdes_*.
+ * (static ones too), and its end from its FDE: xsc__fdes_*.
  */
 #include <string.h>
 
@@ -113,6 +116,21 @@ static uint8_t two(uint8_t op)
 	}
 }
 
+/* Two-byte opcodes that only move or compute data, wherever they run
+ * (unless rip-relative, checked apart): cmovcc, setcc, imul, cmpxchg,
+ * xadd, movzx/movsx, bt*, bswap, and the SSE moves glibc's wrappers use
+ * to build argument blocks (movups/movaps/movss/movsd and the like,
+ * movdqa/movdqu, movq). */
+static bool two_plain(uint8_t op)
+{
+	return (op >= 0x40 && op <= 0x4f) || (op >= 0x90 && op <= 0x9f) ||
+	       (op >= 0xc8 && op <= 0xcf) || op == 0xaf || op == 0xb0 || op == 0xb1 ||
+	       op == 0xc0 || op == 0xc1 || op == 0xb6 || op == 0xb7 || op == 0xbe ||
+	       op == 0xbf || op == 0xa3 || op == 0xab || op == 0xb3 || op == 0xbb ||
+	       op == 0xba || op == 0x10 || op == 0x11 || op == 0x28 || op == 0x29 ||
+	       op == 0x6f || op == 0x7f || op == 0xd6;
+}
+
 /* Bytes of ModRM, SIB and displacement at p, or 0 past end; *rip set
  * when the operand is rip-relative. */
 static int modrm_len(const uint8_t *p, const uint8_t *end, bool *rip)
@@ -140,16 +158,27 @@ static int modrm_len(const uint8_t *p, const uint8_t *end, bool *rip)
 	return n + (mod == 1 ? 1 : mod == 2 ? 4 : 0);
 }
 
-/* The length of the instruction at p, or 0: not one this decoder knows.
- * *plain: it may run anywhere else unchanged (no branch, call or return,
- * no rip-relative operand, a one-byte-map data instruction). */
-int xsc__insn_len(const uint8_t *p, const uint8_t *end, bool *plain)
+/* A nop as assemblers pad code with (.p2align): 90, 66 90 and 0f 1f /0,
+ * with operand-size and cs prefixes only.  q is the opcode, after the
+ * prefixes at p; rex is the REX byte or 0. */
+static bool is_nop(const uint8_t *p, const uint8_t *q, uint8_t rex)
 {
-	const uint8_t *q = p;
+	for (; p < q; p++)
+		if (*p != 0x66 && *p != 0x2e)
+			return false;
+	if (q[0] == 0x90)
+		return !(rex & 1);			/* 41 90 is xchg %eax,%r8d */
+	return q[0] == 0x0f && q[1] == 0x1f && ((q[2] >> 3) & 7) == 0;
+}
+
+int xsc__insn_decode(const uint8_t *p, const uint8_t *end, struct xsc_insn *in)
+{
+	const uint8_t *q = p, *opc;
 	bool osize = false, rexw = false, rip = false;
-	uint8_t op, k;
+	uint8_t op, k, rex = 0;
 	int n;
 
+	memset(in, 0, sizeof(*in));
 	for (;; q++) {				/* legacy prefixes */
 		if (q >= end || q - p > 4)
 			return 0;
@@ -161,15 +190,22 @@ int xsc__insn_len(const uint8_t *p, const uint8_t *end, bool *plain)
 			break;
 	}
 	if ((*q & 0xf0) == 0x40) {		/* REX, right before the opcode */
+		rex = *q;
 		rexw = (*q & 8) != 0;
 		q++;
 	}
 	if (q >= end)
 		return 0;
+	opc = q;
 	op = *q++;
-	/* ALU, test, xchg, mov, lea and mov-immediate forms: data only */
-	*plain = (op < 0x40 && (op & 7) < 6) || (op >= 0x80 && op <= 0x8b && op != 0x82) ||
-		 op == 0x8d || (op >= 0xb0 && op <= 0xbf) || op == 0xc6 || op == 0xc7;
+	/* ALU, test, xchg, mov, lea, mov-immediate, shift, group 3 (test,
+	 * not, neg, mul, div), inc/dec, movsxd, imul, cwde/cdq: data only */
+	in->plain = (op < 0x40 && (op & 7) < 6) || (op >= 0x80 && op <= 0x8b && op != 0x82) ||
+		    op == 0x8d || (op >= 0xb0 && op <= 0xbf) || op == 0xc6 || op == 0xc7 ||
+		    op == 0xc0 || op == 0xc1 || (op >= 0xd0 && op <= 0xd3) || op == 0xf6 ||
+		    op == 0xf7 || op == 0x63 || op == 0x69 || op == 0x6b ||
+		    (op >= 0x91 && op <= 0x99) ||
+		    ((op == 0xfe || op == 0xff) && q < end && ((*q >> 3) & 7) < 2);
 	if (op == 0x0f) {
 		if (q >= end)
 			return 0;
@@ -184,12 +220,23 @@ int xsc__insn_len(const uint8_t *p, const uint8_t *end, bool *plain)
 		}
 		if (op == 0x1f)
 			k = MODRM;		/* nop r/m */
+		in->stop = op == 0x0b;		/* ud2 */
+		in->plain = two_plain(op);
+		in->branch = op >= 0x80 && op <= 0x8f;	/* jcc rel32 */
+		in->cond = in->branch;
 	} else {
 		k = one(op);
 		if (op >= 0xb8 && op <= 0xbf && rexw)
-			return (int)(q - p) + 8;	/* movabs r64, imm64 */
+			return in->len = (int)(q - p) + 8;	/* movabs r64, imm64 */
 		if ((op == 0xf6 || op == 0xf7) && q < end && ((*q >> 3) & 7) < 2)
 			k |= op == 0xf6 ? I8 : I32;	/* test r/m, imm */
+		in->stop = op == 0xc3 || op == 0xc2 || op == 0xe9 || op == 0xeb;
+		/* jmp *r/m (ff /4, /5): its targets are not in the code */
+		in->indirect = op == 0xff && q < end && (((*q >> 3) & 7) == 4 || ((*q >> 3) & 7) == 5);
+		in->stop |= in->indirect;
+		in->branch = (op >= 0x70 && op <= 0x7f) || op == 0xeb;	/* rel8 */
+		in->cond = op >= 0x70 && op <= 0x7f;
+		in->branch |= op == 0xe8 || op == 0xe9;			/* rel32 */
 	}
 	if (k & BAD)
 		return 0;
@@ -199,7 +246,7 @@ int xsc__insn_len(const uint8_t *p, const uint8_t *end, bool *plain)
 		q += n;
 	}
 	if (rip || (k & (REL8 | REL32)) == REL32)
-		*plain = false;
+		in->plain = false;
 	if (k & I8)
 		q += 1;
 	if (k & I16)
@@ -211,7 +258,27 @@ int xsc__insn_len(const uint8_t *p, const uint8_t *end, bool *plain)
 			return 0;	/* 16-bit branches: not in 64-bit code */
 		q += 4;
 	}
-	return q <= end ? (int)(q - p) : 0;
+	if (q > end)
+		return 0;
+	if (k & REL32)
+		memcpy(&in->rel, q - 4, 4);
+	else if (in->branch)
+		in->rel = (int8_t)q[-1];
+	in->nop = is_nop(p, opc, rex);
+	in->plain |= in->nop;		/* does nothing, anywhere */
+	return in->len = (int)(q - p);
+}
+
+/* The length of the instruction at p, or 0: not one this decoder knows.
+ * *plain: it may run anywhere else unchanged (no branch, call or return,
+ * no rip-relative operand, a one-byte-map data instruction). */
+int xsc__insn_len(const uint8_t *p, const uint8_t *end, bool *plain)
+{
+	struct xsc_insn in;
+	int n = xsc__insn_decode(p, end, &in);
+
+	*plain = in.plain;
+	return n;
 }
 
 int xsc__insn_before(uintptr_t start, uintptr_t at, uintptr_t prev[2], bool *plain)
@@ -261,13 +328,14 @@ bool xsc__fdes_init(struct xsc_fdes *t, uintptr_t hdr)
 	return t->n > 0;
 }
 
-uintptr_t xsc__fdes_function(const struct xsc_fdes *t, uintptr_t a)
+/* The index of the last table entry whose function starts at or before
+ * a, or -1. */
+static long fdes_find(const struct xsc_fdes *t, uintptr_t a)
 {
 	uint32_t lo = 0, hi = t->n;
-	uintptr_t f;
 
 	if (!t->pairs)
-		return 0;
+		return -1;
 	while (hi - lo > 1) {	/* the last start <= a */
 		uint32_t mid = lo + (hi - lo) / 2;
 		if (t->hdr + (intptr_t)t->pairs[2 * mid] <= a)
@@ -275,6 +343,47 @@ uintptr_t xsc__fdes_function(const struct xsc_fdes *t, uintptr_t a)
 		else
 			hi = mid;
 	}
-	f = t->hdr + (intptr_t)t->pairs[2 * lo];
-	return f <= a ? f : 0;
+	return t->hdr + (intptr_t)t->pairs[2 * lo] <= a ? (long)lo : -1;
+}
+
+uintptr_t xsc__fdes_function(const struct xsc_fdes *t, uintptr_t a)
+{
+	long i = fdes_find(t, a);
+
+	return i < 0 ? 0 : t->hdr + (intptr_t)t->pairs[2 * i];
+}
+
+/* The FDE's own pc_begin, read as GNU ld writes it (pcrel sdata4), must
+ * be the table's start: then its pc_range is the next 4 bytes.  An FDE
+ * of another form (64-bit length, another encoding) gives no range, nor
+ * does a signal frame's (its CIE's augmentation has an 'S': glibc's
+ * __restore_rt), which starts a byte before its first instruction so
+ * that unwinders find it from the return address minus one: a walk from
+ * there would decode the bytes out of step. */
+bool xsc__fdes_range(const struct xsc_fdes *t, uintptr_t a, uintptr_t *start,
+		     uintptr_t *end, uintptr_t *next)
+{
+	long i = fdes_find(t, a);
+	uintptr_t f, fde;
+	uint32_t len, cie, range;
+	int32_t pc;
+
+	if (i < 0)
+		return false;
+	f = t->hdr + (intptr_t)t->pairs[2 * i];
+	fde = t->hdr + (intptr_t)t->pairs[2 * i + 1];
+	memcpy(&len, (const void *)fde, 4);
+	memcpy(&cie, (const void *)(fde + 4), 4);
+	memcpy(&pc, (const void *)(fde + 8), 4);
+	memcpy(&range, (const void *)(fde + 12), 4);
+	if (len < 16 || len == 0xffffffffu || cie == 0 || fde + 8 + (intptr_t)pc != f)
+		return false;
+	if (strchr((const char *)(fde + 4 - cie + 9), 'S'))
+		return false;	/* CIE: length, id, version, augmentation */
+	*start = f;
+	*end = f + range;
+	*next = (uint32_t)i + 1 < t->n ? t->hdr + (intptr_t)t->pairs[2 * (i + 1)] : *end;
+	if (*next < *end)
+		*next = *end;	/* overlapping entries: no padding after it */
+	return a < *end;
 }

@@ -22,8 +22,9 @@ long xsc__tp_call(long nr, const long *a);
 long xsc__tp_handler_call(struct xsc_vcpu *v, long nr, const long *a);
 /* Raises signals other threads sent to fiber f (running; signals.c). */
 void xsc__tp_deliver(struct xsc_fiber *f);
-/* Its emulation needs the trapped registers (clone, fork, ...): a site
- * making it is never rewritten (preload.c). */
+/* Its emulation needs the trapped registers (clone, fork, ...): a
+ * rewritten site hands such a call back to its trap (preload.c,
+ * rewrite.c). */
 bool xsc__tp_needs_frame(long nr);
 
 /* Syscall-site rewriting (rewrite.c): set up at start-up, a trapped site

@@ -6,61 +6,83 @@
  * Syscall user dispatch (preload.c) sees every call, but each trapped call
  * costs a signal delivery and a sigreturn.  The interposed functions
  * (wrap.c) avoid that only for the program's own calls to them; stdio's
- * writes, malloc's mmaps, the futexes of glibc's locks and everything else
- * libc does inside itself still trap.  So, as gVisor's systrap does, the
- * first trap from a site proves the site is a real, executed system call,
- * and the site is then rewritten in place:
+ * reads, malloc's mmaps, the futexes of glibc's locks, syscall() and
+ * everything else libc does inside itself still trap.  So, as gVisor's
+ * systrap does, the first trap from a site proves the site is a real,
+ * executed system call, and the site is then rewritten in place.  site.c
+ * plans it: one of the data instructions right before the syscall
+ * becomes a jump to a stub that runs it and the rest up to the syscall,
+ * as they were, and enters the runtime with whatever rax they leave:
  *
- *     b8 NN NN NN NN    mov  $nr, %eax          e9 RR RR RR RR  jmp stub
- *     0f 05             syscall          ==>    0f 05           syscall
+ *   b8 6e 00 00 00  mov $110,%eax      ==>  e9 RR RR RR RR  jmp stub
+ *   0f 05           syscall                 0f 05           syscall
  *
- * or, where one data instruction stands between them (glibc's futex
- * waits and wakes: "xor $0x80,%sil"), the same with that instruction left
- * in place and run by the stub, after the mov, as in the original order:
- * it must be position-independent (no branch, no rip-relative operand;
- * the decoder says).
+ *   4c 8b 4c 24 08  mov 0x8(%rsp),%r9  ==>  e9 RR RR RR RR  jmp stub
+ *   0f 05           syscall                 0f 05           syscall
+ *                   (syscall(): rax was loaded from rdi further up)
  *
- * The stub (one per site, in a page within +-2 GiB of libc) loads the
- * number and the address after the site and jumps to xsc__tp_site_entry
- * (stub_x86_64.S), which keeps the kernel's ABI: every register but rax
- * (the result), rcx and r11 is as it was, the vector and x87 state too
- * (xsave/xrstor), flags as well; the red zone is stepped over before
- * anything is pushed; it returns with a jump, never a ret.
+ *   31 c0           xor %eax,%eax      ==>  eb RR           jmp trampoline
+ *   0f 05           syscall                 0f 05           syscall
+ *                   (__read_nocancel: 2 bytes, so the jump goes to 5
+ *                   bytes of padding nearby that become "jmp stub")
+ *
+ * The stub (one per site, in a page within +-2 GiB of libc) is those
+ * instructions (a conditional jump among them relocated to its target in
+ * libc), the address after the syscall in rcx and a jump to
+ * xsc__tp_site_entry (stub_x86_64.S).  The entry reads the number in rax:
+ * one the shim must not take from a stub (not xsc__tp_site_ok: the
+ * table's refused rows, such as libc's rt_sigreturn restorer; the
+ * emulations that need the trapped registers, clone, clone3, fork, vfork,
+ * rt_sigprocmask, preload.c's xsc__tp_needs_frame; a number the table
+ * does not know, high bits set included) goes back to the site's own
+ * syscall instruction, which traps as before, every register as the site
+ * left it but rcx and r11, which the syscall instruction sets.  Any other
+ * call it makes, keeping the kernel's ABI: every register but rax (the result),
+ * rcx and r11 as it was, the vector and x87 state too (xsave/xrstor),
+ * flags as well; the red zone is stepped over before anything is pushed;
+ * it returns with a jump, never a ret.
  *
  * What is rewritten, and why it is safe:
- *   - only sites in libc.so.6's executable segment (the library validated
- *     here: Debian 12's glibc has 436 such sites of 526 system call
- *     instructions, objdump -d), only after a trap from that very site,
- *     and only when the seven bytes are exactly the pattern above with the
- *     trapped number in the immediate;
- *   - only where the mov is an instruction of its own: the bytes
- *     "b8 <nr>" could also be the tail of a longer instruction (41 b8 is a
- *     mov to r8d, 8b b8 a load), which a jump there would break.  The
- *     function's start comes from libc's unwind table (.eh_frame_hdr,
- *     every function, static ones too) and a length decoder walks its
- *     instructions up to the site; an instruction it does not know, or a
- *     walk that does not land exactly on the site, leaves the site
- *     trapped (correctness before coverage, as K23 asks);
- *   - only numbers the shim may take outside a signal frame: not refused
- *     rows (rt_sigreturn is libc's restorer), not the emulations that need
- *     the trapped registers (clone, clone3, fork, vfork, rt_sigprocmask:
- *     preload.c's xsc__tp_needs_frame);
- *   - the five bytes change with one locked 8-byte compare-and-exchange
- *     within one cache line (Intel SDM vol. 3, 8.1.1-8.1.2: atomic even
- *     unaligned), so another CPU fetches either the old mov or the new
- *     jmp, never a mix; a site whose five bytes cross a cache line stays
- *     trapped (4 of 64 positions); the syscall instruction stays, so a thread that executed
- *     the old mov before the exchange still runs a trapped syscall, and a
- *     branch to it from elsewhere (with its own rax) is still trapped;
- *   - the page is made writable for the exchange and given back r-x, its
- *     permissions before; if that fails (a W^X policy) the site stays
- *     trapped;
+ *   - only sites in libc.so.6's executable segment (the library
+ *     validated: Debian 12's glibc 2.36 has a plan for 515 of its 526
+ *     syscall instructions, t_insn), only after a trap from that very site
+ *     with a number the stub may take;
+ *   - only one instruction changes, proven an instruction of its own
+ *     with no branch landing inside it, its first 5 (or 2) bytes within
+ *     one cache line (site.c: how, and why one);
+ *   - they change with one locked 8-byte compare-and-exchange within the
+ *     line (Intel SDM vol. 3, 8.1.1-8.1.2: atomic even unaligned), so
+ *     another CPU fetches either the old instruction or the jump, never a
+ *     mix; what follows it stays, so a thread that ran the old
+ *     instruction just before, or a branch to any instruction after it or
+ *     to the syscall, runs the original code and traps;
+ *   - a trampoline goes into padding nothing runs, and every CPU running
+ *     the process is serialized (membarrier's PRIVATE_EXPEDITED_SYNC_CORE,
+ *     registered for at start-up) before the jump to it is published, so
+ *     none can hold stale bytes of it; without membarrier there are no
+ *     trampolines.  No jump crosses a cache line: where a candidate's 5
+ *     bytes would (4 of 64 positions), a 2-byte jump within the line to a
+ *     trampoline takes its place, instead of the int3 protocol gVisor and
+ *     the kernel's text_poke_bp use to change bytes across lines;
+ *   - the page is made writable for the change and given back r-x, its
+ *     permissions before; if that fails (a W^X policy) nothing more is
+ *     rewritten;
  *   - stubs live in a memfd mapped twice: executable near libc and
  *     writable elsewhere, so no page is ever writable and executable; a
- *     stub never changes once a site jumps to it.
- * Not rewritten: sites that load rax from a register (syscall(), some
- * cancellable wrappers), code outside libc, the vDSO (its functions make
- * no system call unless the clock cannot be read in user space).
+ *     stub never changes once a site jumps to it;
+ *   - every change is logged with the bytes it replaced: the planner
+ *     reads the code as it was (site.c), and a used trampoline is not
+ *     used again.
+ * Left trapping, each site named by `xsc run -v` with the reason: sites
+ * with no plan (11 in glibc 2.36: a site with no data instruction right
+ * before its syscall, sched_getaffinity's cmovbe; short instructions and
+ * no padding within reach, pthread_barrier_wait's futex wake; clone's and
+ * clone3's assembly, which has no unwind entry), calls whose number the
+ * stub hands back, code outside libc (the dynamic loader's, a program's
+ * own), the vDSO (its functions make no system call unless the clock
+ * cannot be read in user space).  The stub's instructions have no unwind
+ * information: a backtrace from a signal taken on one of them stops
+ * there (the entry has its own, up to the site in libc).
  *
  * A forked child keeps the rewritten sites (its memory is a copy) and
  * their stubs (the memfd is shared).  One that gets a runtime of its own
@@ -74,8 +96,10 @@
 #include "preload.h"
 
 #include <cpuid.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <linux/membarrier.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,35 +107,56 @@
 #include <sys/syscall.h>
 
 #include "internal.h"
+#include "site.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
 #endif
 
-#define STUB_SIZE 48			/* one site's stub */
-#define REGION (256 * 1024)		/* 5,460 stubs: libc has 465 sites */
-#define NNOPE 1024			/* sites known not rewritable */
+#define STUB_SIZE 80			/* one site's stub: XSC_STUB_CODE + 16, rounded up */
+#define REGION (256 * 1024)		/* 3,276 stubs: libc has 526 sites */
+#define NKEPT 256			/* sites left trapping, for -v */
+#define NPATCH 2048			/* changes to libc's text */
 
 void xsc__tp_site_entry(void);		/* stub_x86_64.S */
 /* the xsave area for the enabled state, and whether XSAVEC (compacted,
  * init-optimized) writes it; stub_x86_64.S reads both */
 unsigned long xsc__tp_xsave_size;
 unsigned char xsc__tp_xsavec;
+/* xsc__tp_site_entry takes number nr from a stub only where
+ * nr < xsc__tp_nr_max and xsc__tp_site_ok[nr]; any other goes back to
+ * the site's syscall instruction and traps.  Set once at start-up. */
+uint64_t xsc__tp_nr_max = XSC_NR_MAX;
+unsigned char xsc__tp_site_ok[XSC_NR_MAX];
+
+/* A site left trapping, and why (-v).  nr >= 0: only calls of that
+ * number, which the shim must not take from a stub; the site may still
+ * be rewritten for others (syscall()'s). */
+struct kept {
+	_Atomic uintptr_t ip;
+	const char *_Atomic why;
+	_Atomic int nr;
+	_Atomic uint32_t traps;
+};
 
 static struct {
 	bool on;
+	bool slots;			/* trampolines allowed: CPUs can be
+					   serialized (membarrier) */
 	uintptr_t lo, hi;		/* libc's executable segment */
 	struct xsc_fdes fdes;		/* where libc's functions start */
-	uint32_t lock;			/* rewriting, and the region's bump */
+	uint32_t lock;			/* rewriting, the region, the log */
 	unsigned char *rx, *rw;		/* the stub region's two views */
 	size_t used;			/* bytes of stubs written */
 	_Atomic long nsites;		/* sites rewritten */
-	_Atomic long nkept;		/* sites left trapped (about: the
-					   cache of them is direct-mapped) */
+	_Atomic long nslot;		/* of them through a trampoline */
 	_Atomic uint32_t traps[XSC_NR_MAX];	/* trapped calls per number */
-	_Atomic uintptr_t nope[NNOPE];	/* checked and left trapped: no decoding
-					   again at each trap (direct-mapped) */
+	struct kept kept[NKEPT];	/* open addressing by ip */
+	struct xsc_patch log[NPATCH];	/* every change to libc's text */
+	size_t nlog;
+	struct xsc_site_scratch scratch;	/* the planner's, under lock */
 	const char *why;		/* why it is off, for -v */
+	const char *noslots;		/* why trampolines are off, for -v */
 } rw;
 
 static int find_libc(struct dl_phdr_info *info, size_t size, void *arg)
@@ -193,6 +238,26 @@ out_close:
 	return why;
 }
 
+static bool rewritable(long nr)
+{
+	const struct xsc_sysdef *d = xsc__sysdef(nr);
+
+	return d && !d->refuse && !xsc__tp_needs_frame(nr);
+}
+
+/* Trampolines need every CPU serialized between writing one and
+ * publishing the jump to it (site.c): membarrier's SYNC_CORE, which the
+ * process registers for once (cheap while it has one thread). */
+static void slots_init(void)
+{
+	long r = xsc__sys2(SYS_membarrier,
+			   MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0);
+
+	rw.slots = r == 0;
+	rw.noslots = r == 0 ? NULL : "membarrier cannot serialize the other CPUs "
+		     "(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE)";
+}
+
 void xsc__tp_rewrite_init(void)
 {
 	const char *env = getenv("XSC_REWRITE");
@@ -213,6 +278,9 @@ void xsc__tp_rewrite_init(void)
 	}
 	if ((rw.why = map_region()) != NULL)
 		return;
+	for (long nr = 0; nr < XSC_NR_MAX; nr++)
+		xsc__tp_site_ok[nr] = rewritable(nr);
+	slots_init();
 	/* the entry's address, which every stub jumps through */
 	*(uint64_t *)rw.rw = (uint64_t)(uintptr_t)xsc__tp_site_entry;
 	rw.used = STUB_SIZE;
@@ -264,29 +332,33 @@ void xsc__tp_rewrite_child(void)
 	rw.lock = 0;
 	for (int i = 0; i < XSC_NR_MAX; i++)	/* -v: the child's own traps */
 		atomic_store_explicit(&rw.traps[i], 0, memory_order_relaxed);
+	for (int i = 0; i < NKEPT; i++)
+		atomic_store_explicit(&rw.kept[i].traps, 0, memory_order_relaxed);
+	if (rw.slots)		/* a new process: its own registration */
+		slots_init();
 	rw.on = true;
 out:
 	xsc__sys1(SYS_close, fd);
 }
 
-/* Writes a site's stub: the mov, the instruction that stood between it
- * and the syscall (k bytes at mid, none for k = 0) at its place in the
- * order, the return address, the jump to the entry.  Returns the stub's
- * executable address, or 0. */
-static uintptr_t new_stub(uintptr_t ret, uint32_t nr, const void *mid, size_t k)
+/* Writes a site's stub: the instructions from the replaced one up to the
+ * syscall (site.c: as they were, jumps relocated), the return address,
+ * the jump to the entry.  Returns the stub's executable address, or 0. */
+static uintptr_t new_stub(const struct xsc_site_plan *p)
 {
 	unsigned char *w = rw.rw + rw.used;
-	uintptr_t x = (uintptr_t)rw.rx + rw.used;
-	size_t j = 0;
+	uintptr_t x = (uintptr_t)rw.rx + rw.used, ret = p->sc + 2;
+	size_t j = p->ncode;
 	int32_t slot;
 
-	if (rw.used + STUB_SIZE > REGION || k > 15)
+	if (rw.used + STUB_SIZE > REGION || p->ncode > XSC_STUB_CODE)
 		return 0;
-	w[j++] = 0xb8;				/* mov $nr, %eax */
-	memcpy(w + j, &nr, 4);
-	j += 4;
-	memcpy(w + j, mid, k);			/* position-independent: checked */
-	j += k;
+	memcpy(w, p->code, p->ncode);
+	for (unsigned i = 0; i < p->nreloc; i++) {	/* jcc rel32 back into libc */
+		int32_t rel = (int32_t)((intptr_t)p->target[i] -
+					(intptr_t)(x + p->reloc[i] + 4));
+		memcpy(w + p->reloc[i], &rel, 4);
+	}
 	w[j++] = 0x48;				/* movabs $ret, %rcx */
 	w[j++] = 0xb9;
 	memcpy(w + j, &ret, 8);
@@ -314,85 +386,196 @@ static bool cas8(void *p, uint64_t old, uint64_t new_)
 	return ok;
 }
 
-static bool rewritable(long nr)
+/* Makes the pages of [a, a + n) writable (w) or gives them back r-x. */
+static bool text_writable(uintptr_t a, size_t n, bool w)
+{
+	uintptr_t lo = a & ~4095UL, hi = (a + n + 4095) & ~4095UL;
+
+	return xsc__sys3(SYS_mprotect, lo, hi - lo,
+			 PROT_READ | PROT_EXEC | (w ? PROT_WRITE : 0)) == 0;
+}
+
+/* Replaces the n bytes at a (within one cache line) by b, in one locked
+ * exchange of the 8 bytes around them, logged with the site sc.  A
+ * failure to make the page writable (a W^X policy) turns rewriting off. */
+static bool patch(uintptr_t a, const uint8_t *b, unsigned n, uintptr_t sc)
+{
+	uintptr_t w = (a & 63) <= 56 ? a : (a | 63) - 7;	/* the 8 bytes */
+	struct xsc_patch *e = &rw.log[rw.nlog];
+	uint8_t bytes[8];
+	uint64_t old, new_;
+	bool ok;
+
+	if (rw.nlog == NPATCH)
+		return false;
+	memcpy(&old, (const void *)w, 8);
+	memcpy(bytes, &old, 8);
+	memcpy(bytes + (a - w), b, n);
+	memcpy(&new_, bytes, 8);
+	if (!text_writable(a, n, true)) {
+		rw.on = false;
+		rw.why = "libc's text cannot be made writable (W^X policy?)";
+		return false;
+	}
+	e->at = a;
+	e->sc = sc;
+	e->len = (uint8_t)n;
+	memcpy(e->orig, (const void *)a, n);
+	ok = cas8((void *)w, old, new_);
+	text_writable(a, n, false);
+	rw.nlog += ok;
+	return ok;
+}
+
+/* Writes the trampoline at slot (padding nothing runs: site.c) as a jmp
+ * to stub, then serializes every CPU, so none can run stale bytes there
+ * once a jump to it is published. */
+static bool write_slot(uintptr_t slot, uintptr_t stub)
+{
+	struct xsc_patch *e = &rw.log[rw.nlog];
+	int32_t rel = (int32_t)((intptr_t)stub - (intptr_t)(slot + 5));
+
+	if (rw.nlog == NPATCH)
+		return false;
+	if (!text_writable(slot, 5, true)) {
+		rw.on = false;
+		rw.why = "libc's text cannot be made writable (W^X policy?)";
+		return false;
+	}
+	e->at = slot;
+	e->sc = 0;
+	e->len = 5;
+	memcpy(e->orig, (const void *)slot, 5);
+	rw.nlog++;			/* used, whatever follows */
+	*(volatile uint8_t *)slot = 0xe9;
+	memcpy((void *)(slot + 1), &rel, 4);
+	text_writable(slot, 5, false);
+	if (xsc__sys2(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0) < 0) {
+		rw.slots = false;
+		rw.noslots = "membarrier failed to serialize the other CPUs";
+		return false;
+	}
+	return true;
+}
+
+/* The entry for a site left trapping at ip (-v), added if add. */
+static struct kept *kept_at(uintptr_t ip, bool add)
+{
+	for (unsigned i = 0, h = (unsigned)(ip * 0x9e3779b1u) % NKEPT; i < NKEPT; i++) {
+		struct kept *k = &rw.kept[(h + i) % NKEPT];
+		uintptr_t cur = atomic_load_explicit(&k->ip, memory_order_acquire);
+		if (cur == ip)
+			return k;
+		if (cur == 0) {
+			if (!add)
+				return NULL;
+			if (atomic_compare_exchange_strong(&k->ip, &cur, ip) || cur == ip)
+				return k;
+		}
+	}
+	return NULL;			/* full: not named */
+}
+
+/* Counts a trap from a site left trapping at ip, and says why; a reason
+ * of the site's own (nr < 0) is not replaced by one of a number's. */
+static void keep(uintptr_t ip, const char *why, int nr)
+{
+	struct kept *k = kept_at(ip, true);
+
+	if (!k)
+		return;
+	if (nr < 0 || !atomic_load_explicit(&k->why, memory_order_acquire) ||
+	    atomic_load_explicit(&k->nr, memory_order_relaxed) >= 0) {
+		atomic_store_explicit(&k->nr, nr, memory_order_relaxed);
+		atomic_store_explicit(&k->why, why, memory_order_release);
+	}
+	atomic_fetch_add_explicit(&k->traps, 1, memory_order_relaxed);
+}
+
+static bool rewritten(uintptr_t sc)
+{
+	for (size_t i = 0; i < rw.nlog; i++)
+		if (rw.log[i].sc == sc)
+			return true;
+	return false;
+}
+
+/* Carries out the plan of the site at sc (under the lock): the stub,
+ * the trampoline where there is one, the jump. */
+static const char *rewrite(uintptr_t sc)
+{
+	struct xsc_site_plan p;
+	const char *why;
+	uintptr_t stub, to;
+	uint8_t j[5];
+	int32_t rel;
+
+	if (rewritten(sc))
+		return NULL;		/* another thread was first */
+	why = xsc__site_plan(&rw.fdes, sc, rw.log, rw.nlog, rw.slots, &rw.scratch, &p);
+	if (why)
+		return why;
+	if (!(stub = new_stub(&p)))
+		return "no room for more stubs";
+	to = p.slot ? p.slot : stub;
+	if (p.slot && !write_slot(p.slot, stub))
+		return rw.why ? rw.why : rw.noslots;
+	if (p.slot) {
+		j[0] = 0xeb;			/* jmp rel8 */
+		j[1] = (uint8_t)(int8_t)((intptr_t)to - (intptr_t)(p.at + 2));
+	} else {
+		rel = (int32_t)((intptr_t)to - (intptr_t)(p.at + 5));
+		j[0] = 0xe9;			/* jmp rel32 */
+		memcpy(j + 1, &rel, 4);
+	}
+	if (!patch(p.at, j, p.slot ? 2 : 5, sc))
+		return rw.why ? rw.why : "the exchange failed (the code changed)";
+	atomic_fetch_add(&rw.nsites, 1);
+	if (p.slot)
+		atomic_fetch_add(&rw.nslot, 1);
+	return NULL;
+}
+
+/* Why calls of number nr are left to their site's trap. */
+static const char *why_number(long nr)
 {
 	const struct xsc_sysdef *d = xsc__sysdef(nr);
 
-	return d && !d->refuse && !xsc__tp_needs_frame(nr);
-}
-
-/* A trap from the instruction before ip, for system call nr. */
-/* Where the site of the syscall at ip - 2 is: the "mov $nr,%eax" right
- * before it, or one data instruction before that (which the stub then
- * runs: *mid, *k).  0 when it is neither, or not proven. */
-static uintptr_t find_site(uintptr_t ip, long nr, uintptr_t *mid, size_t *k)
-{
-	uintptr_t prev[2], m;
-	bool plain;
-
-	if (xsc__insn_before(xsc__fdes_function(&rw.fdes, ip - 2), ip - 2, prev, &plain))
-		return 0;
-	m = prev[0];
-	if (ip - 2 - m == 5 && *(const uint8_t *)m == 0xb8 &&
-	    !memcmp((const void *)(m + 1), &(uint32_t){ (uint32_t)nr }, 4)) {
-		*k = 0;
-		return m;	/* mov; syscall */
-	}
-	if (!plain || !prev[1] || m - prev[1] != 5 || *(const uint8_t *)prev[1] != 0xb8 ||
-	    memcmp((const void *)(prev[1] + 1), &(uint32_t){ (uint32_t)nr }, 4))
-		return 0;
-	*mid = m;
-	*k = ip - 2 - m;
-	return prev[1];		/* mov; one data instruction; syscall */
+	if (xsc__tp_needs_frame(nr))
+		return "its emulation needs the trapped registers (the signal frame)";
+	if (d && d->refuse)
+		return "a call the table refuses in library mode, made from its own site";
+	return "a number the table does not know";
 }
 
 /* A trap from the syscall instruction before ip, for system call nr. */
 void xsc__tp_rewrite_site(uintptr_t ip, long nr)
 {
-	_Atomic uintptr_t *no = &rw.nope[(ip >> 1) % NNOPE];
-	uintptr_t site, page, w, mid = 0, stub;
-	unsigned char bytes[8];
-	uint64_t old, new_;
-	size_t k = 0;
-	int32_t rel;
+	struct kept *k;
+	const char *why;
 
 	if (nr >= 0 && nr < XSC_NR_MAX)
 		atomic_fetch_add_explicit(&rw.traps[nr], 1, memory_order_relaxed);
-	if (!rw.on || ip - 7 < rw.lo || ip > rw.hi || !rewritable(nr) ||
-	    atomic_load_explicit(no, memory_order_relaxed) == ip)
+	if (!rw.on)
 		return;
-	site = find_site(ip, nr, &mid, &k);
-	page = site & ~4095UL;
-	/* the 8 bytes exchanged: from the site, or ending after it, in the
-	 * site's cache line */
-	w = (site & 63) <= 56 ? site : site - 3;
-	if (!site || (w & ~63UL) != ((w + 7) & ~63UL) || (w & ~4095UL) != page) {
-		atomic_fetch_add(&rw.nkept, 1);	/* stays trapped */
-		atomic_store_explicit(no, ip, memory_order_relaxed);
+	if (ip - 2 < rw.lo || ip > rw.hi) {
+		keep(ip, "outside libc's text", -1);
 		return;
+	}
+	if (!rewritable(nr)) {
+		keep(ip, why_number(nr), (int)nr);
+		return;
+	}
+	k = kept_at(ip, false);
+	if (k && atomic_load_explicit(&k->nr, memory_order_relaxed) < 0) {
+		atomic_fetch_add_explicit(&k->traps, 1, memory_order_relaxed);
+		return;			/* proven not rewritable before */
 	}
 	xsc__spin_lock(&rw.lock);
-	if (*(const uint8_t *)site != 0xb8 || !rw.on)
-		goto out_unlock;	/* another thread rewrote it */
-	stub = new_stub(ip, (uint32_t)nr, (const void *)mid, k);
-	if (!stub)
-		goto out_unlock;
-	rel = (int32_t)((intptr_t)stub - (intptr_t)(site + 5));
-	memcpy(&old, (const void *)w, 8);
-	memcpy(bytes, &old, 8);
-	bytes[site - w] = 0xe9;			/* jmp rel32 */
-	memcpy(bytes + (site - w) + 1, &rel, 4);
-	memcpy(&new_, bytes, 8);
-	if (xsc__sys3(SYS_mprotect, page, 4096, PROT_READ | PROT_WRITE | PROT_EXEC) < 0) {
-		rw.on = false;
-		rw.why = "libc's text cannot be made writable (W^X policy?)";
-		goto out_unlock;
-	}
-	if (cas8((void *)w, old, new_))
-		atomic_fetch_add(&rw.nsites, 1);
-	xsc__sys3(SYS_mprotect, page, 4096, PROT_READ | PROT_EXEC);
-out_unlock:
+	why = rw.on ? rewrite(ip - 2) : NULL;
 	xsc__spin_unlock(&rw.lock);
+	if (why)
+		keep(ip, why, -1);
 }
 
 /* From xsc__tp_site_entry: the call of a rewritten site, exactly as
@@ -424,23 +607,70 @@ long xsc__tp_site_call(long nr, const long *a)
 	return r;
 }
 
+/* -v: one site left trapping, by where it is (libc+offset, the nearest
+ * exported symbol) and why. */
+static void say_kept(const struct kept *k, uint32_t traps)
+{
+	uintptr_t ip = atomic_load(&k->ip);
+	const char *why = atomic_load(&k->why);
+	int nr = atomic_load(&k->nr);
+	char where[160], num[64] = "";
+	Dl_info di;
+
+	if (dladdr((void *)(ip - 2), &di) && di.dli_fname) {
+		const char *base = strrchr(di.dli_fname, '/');
+		int n = snprintf(where, sizeof(where), "%s+%#lx",
+				 base ? base + 1 : di.dli_fname,
+				 (unsigned long)(ip - 2 - (uintptr_t)di.dli_fbase));
+		if (di.dli_sname && n > 0 && (size_t)n < sizeof(where))
+			snprintf(where + n, sizeof(where) - (size_t)n, " (%s+%#lx)",
+				 di.dli_sname, (unsigned long)(ip - 2 - (uintptr_t)di.dli_saddr));
+	} else {
+		snprintf(where, sizeof(where), "%#lx", (unsigned long)(ip - 2));
+	}
+	if (nr >= 0 && strcmp(xsc_syscall_name(nr), "?"))
+		snprintf(num, sizeof(num), "%s: ", xsc_syscall_name(nr));
+	else if (nr >= 0)
+		snprintf(num, sizeof(num), "number %d: ", nr);
+	xsc__say("xsc run: site %s left trapping (%u traps): %s%s\n", where, traps,
+		 num, why ? why : "?");
+}
+
 /* xsc run -v: what was rewritten, and what still traps, most first. */
 void xsc__tp_rewrite_report(void)
 {
 	uint64_t through = 0;
 	char line[200];
+	long nkept = 0;
 	int n = 0;
 
 	for (int i = 0; i < xsc__rt.n; i++)
 		through += xsc__rt.v[i].tp.nsite;
+	for (int i = 0; i < NKEPT; i++)	/* trapped here (a forked child: since) */
+		nkept += atomic_load(&rw.kept[i].traps) != 0;
 	if (rw.why)
 		xsc__say("xsc run: syscall sites not rewritten: %s\n", rw.why);
 	else
 		xsc__say("xsc run: %ld libc syscall sites rewritten, %lu calls "
-			 "through them; %ld sites left trapped (no proven "
-			 "instruction boundary, or across a cache line)\n",
-			 atomic_load(&rw.nsites), (unsigned long)through,
-			 atomic_load(&rw.nkept));
+			 "through them (%ld sites through a trampoline in padding); "
+			 "%ld sites left trapping%s%s\n", atomic_load(&rw.nsites),
+			 (unsigned long)through, atomic_load(&rw.nslot), nkept,
+			 rw.noslots ? "; no trampolines: " : "", rw.noslots ? rw.noslots : "");
+	for (int j = 0; j < 12; j++) {	/* the sites, most traps first */
+		uint32_t best = 0;
+		int bi = -1;
+		for (int i = 0; i < NKEPT; i++) {
+			uint32_t c = atomic_load(&rw.kept[i].traps);
+			if (c > best) {
+				best = c;
+				bi = i;
+			}
+		}
+		if (bi < 0)
+			break;
+		say_kept(&rw.kept[bi], best);
+		atomic_store(&rw.kept[bi].traps, 0);
+	}
 	for (int k = 0; k < 8; k++) {
 		uint32_t best = 0;
 		int bn = -1;

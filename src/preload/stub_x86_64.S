@@ -24,8 +24,13 @@
  * in the library's text for the same reason.
  *
  * xsc__tp_site_entry: where a rewritten libc syscall site goes (rewrite.c),
- * through its stub, with rax = the number and rcx = the address after the
- * site.  It keeps the system call ABI as the kernel does: rax gets the
+ * through its stub, with rax = the number (whatever the site's own
+ * instructions left there) and rcx = the address after the site's syscall
+ * instruction.  A number the shim must not take here (not
+ * xsc__tp_site_ok[rax], rax < xsc__tp_nr_max) goes back to that syscall
+ * instruction, which traps: the flags, the red zone and every register
+ * but rcx and r11 (the syscall instruction's to set) as the stub left
+ * them.  Any other call keeps the system call ABI as the kernel does: rax gets the
  * result, rcx the return address and r11 the flags; every other general
  * register, the flags, and the whole x87/SSE/AVX state (xsave64/xrstor64
  * of every enabled component, compacted where the CPU has XSAVEC: the
@@ -107,6 +112,13 @@ xsc__tp_site_entry:
 	pushq	%rcx
 	.cfi_adjust_cfa_offset 8
 	.cfi_offset rip, -144
+	/* a number the shim must not take here (or none it knows) goes
+	 * back to the site's own syscall instruction, which traps */
+	cmpq	xsc__tp_nr_max(%rip), %rax
+	jae	3f
+	leaq	xsc__tp_site_ok(%rip), %rcx
+	cmpb	$0, (%rcx,%rax)
+	je	3f
 	pushq	%rbx
 	.cfi_adjust_cfa_offset 8
 	.cfi_offset rbx, -152
@@ -173,6 +185,20 @@ xsc__tp_site_entry:
 	leaq	128(%rsp), %rsp		/* lea: the flags stay as they are */
 	.cfi_adjust_cfa_offset -128
 	jmp	*%rcx
+	/* back to the syscall instruction (2 bytes before the return
+	 * address) with every other register as the site left it: rcx and
+	 * r11 are the syscall instruction's to set */
+	.cfi_def_cfa rsp, 144
+	.cfi_offset rip, -144
+3:	popq	%rcx
+	.cfi_adjust_cfa_offset -8
+	.cfi_register rip, rcx
+	popfq
+	.cfi_adjust_cfa_offset -8
+	leaq	128(%rsp), %rsp
+	.cfi_adjust_cfa_offset -128
+	leaq	-2(%rcx), %r11
+	jmp	*%r11
 	.cfi_endproc
 	.size	xsc__tp_site_entry, .-xsc__tp_site_entry
 

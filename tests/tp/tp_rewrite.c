@@ -10,6 +10,12 @@
  *     and the 120 bytes of its red zone set to patterns; all must come
  *     back as they were, rax must be the parent's pid.  Three times: the
  *     first call traps and rewrites the site, the others jump.
+ *   - the same through sites of other shapes: syscall(), whose number
+ *     comes from rdi (its own code moves the argument registers, so only
+ *     the callee-saved ones are checked), and __read_nocancel ("xor
+ *     %eax,%eax; syscall": its jump goes through a trampoline), reading
+ *     /dev/zero; before the first thread (natively, the runtime starts
+ *     with the second) and at the end, through the rewritten sites.
  *   - the same through libc's sched_yield ("mov $24,%eax; syscall; cmp"),
  *     500 times, while 4 other threads yield with their own values in
  *     every register: a switch to another thread in the middle of the
@@ -35,6 +41,7 @@
 #endif
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -45,6 +52,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -110,28 +118,48 @@ __asm__(
 /* status flags the call must keep: CF PF AF ZF SF OF (DF stays 0: ABI) */
 #define FLAGS 0x8d5UL
 
-/* Calls fn (libc's name, whose first bytes must be plain[0..n) before
- * any call) rounds times through probe; expected() gives its result.  Flags
- * are checked only when the function returns right after the syscall. */
-static int check_registers_of(const char *name, const uint8_t *plain, size_t n,
-			      int rounds, bool flags, long (*expected)(void), int *known)
+/* What a probe of one libc function sets and checks. */
+struct probe {
+	const char *name, *version;	/* libc's symbol; version for dlvsym */
+	const uint8_t *plain;		/* its first bytes, before any call */
+	size_t n;
+	int rounds;
+	bool flags;			/* it returns right after the syscall */
+	long (*expected)(void);		/* its result */
+	const uint64_t *args;		/* rdi, rsi, rdx, or NULL: patterns */
+	unsigned keep;			/* general registers it keeps (bit i:
+					   regs.gp[i]); 0: all of them */
+};
+
+/* Calls p's function (whose first bytes must be p->plain before any call)
+ * p->rounds times through the probe, with patterns in every register but
+ * the arguments p->args gives; checks the result, the registers it keeps,
+ * the flags where it returns right after the syscall, the vector
+ * registers and the red zone. */
+static int check_registers_of(const struct probe *pr, int *known)
 {
 	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-	void *fn = libc ? dlsym(libc, name) : NULL;	/* libc's own */
+	void *fn = !libc ? NULL : pr->version ? dlvsym(libc, pr->name, pr->version) :
+		   dlsym(libc, pr->name);	/* libc's own */
+	const char *name = pr->name;
+	int rounds = pr->rounds;
+	unsigned keep = pr->keep ? pr->keep : 0xfff;
 	int avx = __builtin_cpu_supports("avx"), bad = 0;
 	struct regs in, out;
 	long expect;
 
 	if (*known < 0)		/* as it was before any call: rewriting changes it */
-		*known = fn && !memcmp(fn, plain, n);
+		*known = fn && !memcmp(fn, pr->plain, pr->n);
 	if (!*known) {
 		printf("registers (%s): not a plain wrapper here: not checked\n", name);
 		return 0;
 	}
-	expect = expected();
+	expect = pr->expected();
 	for (int round = 0; round < rounds && !bad; round++) {
 		for (int i = 0; i < 12; i++)
 			in.gp[i] = 0x0101010101010101ULL * (uint64_t)(i + 1) + (uint64_t)round;
+		for (int i = 0; pr->args && i < 3; i++)
+			in.gp[6 + i] = pr->args[i];	/* rdi, rsi, rdx */
 		in.rax = 0;
 		in.flags = 0x202 | 0x1 | 0x4 | 0x80 | 0x800;	/* IF, CF, PF, SF, OF */
 		for (int v = 0; v < 16; v++)
@@ -147,12 +175,12 @@ static int check_registers_of(const char *name, const uint8_t *plain, size_t n,
 			bad = 1;
 		}
 		for (int i = 0; i < 12; i++)
-			if (out.gp[i] != in.gp[i]) {
+			if (((keep >> i) & 1) && out.gp[i] != in.gp[i]) {
 				printf("registers (%s): round %d: general register %d "
 				       "changed\n", name, round, i);
 				bad = 1;
 			}
-		if (flags && (out.flags & FLAGS) != (in.flags & FLAGS)) {
+		if (pr->flags && (out.flags & FLAGS) != (in.flags & FLAGS)) {
 			printf("registers (%s): round %d: flags %#lx, were %#lx\n", name, round,
 			       (unsigned long)(out.flags & FLAGS), (unsigned long)(in.flags & FLAGS));
 			bad = 1;
@@ -187,9 +215,43 @@ static long zero(void)
 static int check_registers(void)
 {
 	static const uint8_t plain[8] = { 0xb8, 0x6e, 0, 0, 0, 0x0f, 0x05, 0xc3 };
+	static const struct probe pr = { "getppid", NULL, plain, 8, 3, true, parent_pid,
+					 NULL, 0 };
 	static int known = -1;
 
-	return check_registers_of("getppid", plain, 8, 3, true, parent_pid, &known);
+	return check_registers_of(&pr, &known);
+}
+
+static long sixteen(void)
+{
+	return 16;
+}
+
+/* Sites of other shapes: syscall(), whose number comes from a register
+ * (it moves its arguments down one register and loads r9 from the
+ * stack: only the callee-saved registers are its caller's to check), and
+ * __read_nocancel ("xor %eax,%eax; syscall": too short for a 5-byte jump,
+ * so a 2-byte jump to a trampoline in padding), reading /dev/zero. */
+static int check_register_sites(void)
+{
+	static const uint8_t sys[3] = { 0x48, 0x89, 0xf8 };	/* mov %rdi,%rax */
+	static const uint8_t rd[4] = { 0x31, 0xc0, 0x0f, 0x05 };
+	static uint64_t sys_args[3] = { SYS_getppid, 0, 0 }, rd_args[3];
+	static char buf[16];
+	static const struct probe p_sys = { "syscall", NULL, sys, 3, 3, false, parent_pid,
+					    sys_args, 0x3f };
+	static const struct probe p_rd = { "__read_nocancel", "GLIBC_PRIVATE", rd, 4, 3,
+					   false, sixteen, rd_args, 0 };
+	static int known_sys = -1, known_rd = -1;
+	int fd = open("/dev/zero", O_RDONLY), bad;
+
+	rd_args[0] = (uint64_t)fd;
+	rd_args[1] = (uint64_t)(uintptr_t)buf;
+	rd_args[2] = sizeof(buf);
+	bad = check_registers_of(&p_sys, &known_sys);
+	bad |= check_registers_of(&p_rd, &known_rd);
+	close(fd);
+	return bad;
 }
 
 /* Yields with garbage in every register it can reach, until told. */
@@ -212,6 +274,8 @@ static void *clobber(void *arg)
 static int check_yield(void)
 {
 	static const uint8_t plain[7] = { 0xb8, 0x18, 0, 0, 0, 0x0f, 0x05 };
+	static const struct probe pr = { "sched_yield", NULL, plain, 7, 500, false, zero,
+					 NULL, 0 };
 	static int known = -1;
 	pthread_t th[4];
 	int bad;
@@ -223,7 +287,7 @@ static int check_yield(void)
 	}
 	for (int i = 0; i < 4; i++)
 		pthread_create(&th[i], NULL, clobber, NULL);
-	bad = check_registers_of("sched_yield", plain, 7, 500, false, zero, &known);
+	bad = check_registers_of(&pr, &known);
 	stop_yield = 1;
 	for (int i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
@@ -367,11 +431,14 @@ int main(void)
 {
 	int bad = check_registers();
 
+	bad |= check_register_sites();
+
 	bad |= check_yield();
 	bad |= check_race();
 	bad |= check_signals();
 	bad |= check_fork();
 	bad |= check_own_code();
-	bad |= check_registers();	/* once more, after the threads */
+	bad |= check_registers();	/* once more, after the threads: */
+	bad |= check_register_sites();	/* the runtime runs them now */
 	return bad;
 }
