@@ -27,11 +27,10 @@
  * threads API and library mode never turn it on: their programs make
  * system calls of their own.
  *
- * Words live in mmap'd chunks indexed by fd, never freed.
+ * Words live in a table indexed by fd (fdtab.c).
  */
 #include "sched.h"
 
-#include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include "rawsys.h"
@@ -43,36 +42,11 @@ enum { K_UNKNOWN, K_DISK, K_OTHER };
 #define CLOSING 0x100u
 #define GEN 0x10000u
 
-#define CHUNK_FDS 16384
-#define NCHUNKS 64	/* fds below 1,048,576: the kernel's default nr_open */
-
-static _Atomic uint32_t *_Atomic chunks[NCHUNKS];
-static uint32_t chunks_lock;
+static struct xsc_fdtab kinds = { .size = sizeof(_Atomic uint32_t), .per = 16384 };
 
 static _Atomic uint32_t *word(int fd, bool make)
 {
-	unsigned c = (unsigned)fd / CHUNK_FDS;
-	_Atomic uint32_t *p;
-
-	if (fd < 0 || c >= NCHUNKS)
-		return NULL;
-	p = atomic_load_explicit(&chunks[c], memory_order_acquire);
-	if (!p && make) {
-		xsc__spin_lock(&chunks_lock);
-		p = atomic_load_explicit(&chunks[c], memory_order_relaxed);
-		if (!p) {
-			long m = xsc__sys6(SYS_mmap, 0, CHUNK_FDS * sizeof(*p),
-					   PROT_READ | PROT_WRITE,
-					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (m >= 0) {
-				p = (_Atomic uint32_t *)m;
-				/* pairs with the acquire load above */
-				atomic_store_explicit(&chunks[c], p, memory_order_release);
-			}
-		}
-		xsc__spin_unlock(&chunks_lock);
-	}
-	return p ? &p[(unsigned)fd % CHUNK_FDS] : NULL;
+	return xsc__fdtab_at(&kinds, fd, make);
 }
 
 /* 1: a regular file or a block device; 0: neither; -1: not known. */
@@ -135,10 +109,11 @@ uint64_t xsc__fdkind_closing(int first, int last, bool begin, uint64_t marked)
 		return 0;
 	if (begin && first == last)
 		word(first, true);	/* one descriptor: always marked */
-	for (unsigned c = (unsigned)first / CHUNK_FDS;
-	     c < NCHUNKS && c <= (unsigned)last / CHUNK_FDS; c++) {
-		unsigned lo = c * CHUNK_FDS, hi = lo + CHUNK_FDS - 1;
-		_Atomic uint32_t *p = atomic_load_explicit(&chunks[c], memory_order_acquire);
+	_Static_assert(XSC_FDTAB_MAX / 16384 <= 64, "a bit per chunk in the mask");
+	for (unsigned c = (unsigned)first / kinds.per;
+	     c < XSC_FDTAB_MAX / kinds.per && c <= (unsigned)last / kinds.per; c++) {
+		unsigned lo = c * kinds.per, hi = lo + kinds.per - 1;
+		_Atomic uint32_t *p = xsc__fdtab_chunk(&kinds, c, false);
 
 		if (!p || (!begin && !(marked & (1ULL << c))))
 			continue;
@@ -148,7 +123,7 @@ uint64_t xsc__fdkind_closing(int first, int last, bool begin, uint64_t marked)
 		if (hi > (unsigned)last)
 			hi = (unsigned)last;
 		for (unsigned fd = lo; fd <= hi; fd++)
-			closing(&p[fd % CHUNK_FDS], begin);
+			closing(&p[fd % kinds.per], begin);
 	}
 	return m;
 }

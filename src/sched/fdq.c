@@ -37,8 +37,8 @@
  * descriptor and direction until it returns: documented in
  * docs/threads.md.
  *
- * Records live in 2-level tables of mmap'd chunks indexed by fd, never
- * moved or freed, so a pointer to one stays good without a lock.
+ * Records live in a table indexed by fd (fdtab.c), never moved or freed,
+ * so a pointer to one stays good without a lock.
  */
 #include "sched.h"
 
@@ -46,7 +46,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
@@ -74,37 +73,14 @@ struct xsc_fdq {
  * a file taken for a pipe waits for a readiness that is always there. */
 enum { KIND_UNKNOWN, KIND_WAITS, KIND_DISK };	/* tag bits 0-5 clear (runtime.c on_done) */
 
-#define CHUNK_FDS 4096
-#define NCHUNKS 256	/* fds below 1,048,576: the kernel's default nr_open */
-
-static struct xsc_fdq *_Atomic chunks[NCHUNKS];
-static uint32_t chunks_lock;
+/* two records per fd: reading, writing */
+static struct xsc_fdtab recs = { .size = 2 * sizeof(struct xsc_fdq), .per = 4096 };
 
 static struct xsc_fdq *record(int fd, int dir)
 {
-	unsigned c = (unsigned)fd / CHUNK_FDS;
-	struct xsc_fdq *p;
+	struct xsc_fdq *p = xsc__fdtab_at(&recs, fd, true);
 
-	if (fd < 0 || c >= NCHUNKS)
-		return NULL;
-	p = atomic_load_explicit(&chunks[c], memory_order_acquire);
-	if (!p) {
-		xsc__spin_lock(&chunks_lock);
-		p = atomic_load_explicit(&chunks[c], memory_order_relaxed);
-		if (!p) {
-			void *m = mmap(NULL, CHUNK_FDS * 2 * sizeof(*p), PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (m != MAP_FAILED) {
-				p = m;
-				/* pairs with the acquire load above */
-				atomic_store_explicit(&chunks[c], p, memory_order_release);
-			}
-		}
-		xsc__spin_unlock(&chunks_lock);
-		if (!p)
-			return NULL;
-	}
-	return &p[((unsigned)fd % CHUNK_FDS) * 2 + (unsigned)dir];
+	return p ? p + dir : NULL;
 }
 
 /* The direction call nr waits in (0 readable, 1 writable), or -1 for a
@@ -208,13 +184,10 @@ static bool kind_waits(struct xsc_vcpu *v, struct xsc_fdq *q, int fd, int dir)
 
 void xsc__fdq_closed(int fd)
 {
-	unsigned c = (unsigned)fd / CHUNK_FDS;
-	struct xsc_fdq *p;
+	struct xsc_fdq *p = xsc__fdtab_at(&recs, fd, false);
 
-	if (fd < 0 || c >= NCHUNKS ||
-	    !(p = atomic_load_explicit(&chunks[c], memory_order_acquire)))
+	if (!p)
 		return;
-	p += ((unsigned)fd % CHUNK_FDS) * 2;
 	atomic_store_explicit(&p[0].kind, KIND_UNKNOWN, memory_order_relaxed);
 	atomic_store_explicit(&p[1].kind, KIND_UNKNOWN, memory_order_relaxed);
 }
@@ -300,10 +273,10 @@ void xsc__fdq_ready(struct xsc_fdq *q)
 
 void xsc__fdq_forget(void)
 {
-	for (int c = 0; c < NCHUNKS; c++) {
-		struct xsc_fdq *p = atomic_load(&chunks[c]);
+	for (unsigned c = 0; c < XSC_FDTAB_MAX / recs.per; c++) {
+		void *p = xsc__fdtab_chunk(&recs, c, false);
 		if (p)
-			memset(p, 0, CHUNK_FDS * 2 * sizeof(*p));
+			memset(p, 0, recs.per * recs.size);
 	}
-	chunks_lock = 0;
+	recs.lock = 0;
 }

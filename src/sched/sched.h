@@ -222,6 +222,20 @@ extern void (*xsc__tp_posted)(struct xsc_fiber *f);
 extern void (*xsc__tp_deferred)(struct xsc_vcpu *v);
 #define XSC_TP_RESTART (-4096L - 1)
 
+/* A table indexed by descriptor number (fdtab.c): `per` descriptors of
+ * `size` bytes in each chunk, chunks made when first asked for with
+ * `make`, never moved or freed; fds below XSC_FDTAB_MAX (the kernel's
+ * default nr_open). */
+#define XSC_FDTAB_MAX (1u << 20)
+struct xsc_fdtab {
+	size_t size;
+	unsigned per;			/* a power of two, at least 4096 */
+	void *_Atomic chunk[XSC_FDTAB_MAX / 4096];
+	uint32_t lock;
+};
+void *xsc__fdtab_chunk(struct xsc_fdtab *t, unsigned c, bool make);
+void *xsc__fdtab_at(struct xsc_fdtab *t, int fd, bool make);
+
 /* The vcpu running the caller, or NULL outside a vcpu.  xsc__self is
  * initial-exec TLS: a vcpu thread sets its own copy, and in transparent
  * mode, where every fiber has a TLS block of its own, the scheduler stores
