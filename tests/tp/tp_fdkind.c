@@ -133,7 +133,7 @@ int main(void)
 	num = fd;
 	if (pthread_create(&t, NULL, stat_loop, NULL))
 		die("pthread_create");
-	for (int i = 0; i < 3000; i++) {
+	for (int i = 0; i < 1000; i++) {
 		file_on(fd);
 		short_read(fd, 10, "raced file");
 		pipe_on(fd, &w);
