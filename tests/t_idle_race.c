@@ -2,16 +2,16 @@
  * but before the vcpu sleeps is not slept through.
  *
  * The loop looks, before it runs a fiber, for a signal's request to
- * cancel a fiber's blocked call (v->tp.intr: transparent mode's tp_scan),
+ * cancel a fiber's blocked call (v->scan: an extension's ops->scan),
  * a sandbox and a credential change; then, with nothing to run, it
  * flushes, polls and goes idle.  idle() read the kick counter it sleeps
  * on only then: a request and its kick that came in between were slept
  * through, and the fiber's call was never cancelled (tp_forkrun's child
  * hung about once in 60 runs under load, its reader deaf to SIGUSR1).
  *
- * Made deterministic: the test's tp_scan hook, run by the loop's look,
- * posts a second request and kicks, as another vcpu's signal handler
- * would right after the look.  The fiber then waits in a read of an empty
+ * Made deterministic: the test registers an extension whose scan, run by
+ * the loop's look, posts a second request and kicks, as another vcpu's
+ * signal handler would right after the look.  The fiber then waits in a read of an empty
  * pipe that a plain thread fills after 3 s.  The second request must be
  * looked at at once (here: within 1 s), not when that read completes.
  * xsc-test: per-backend */
@@ -38,13 +38,15 @@ static void scan_hook(struct xsc_vcpu *v)
 	if (n == 1) {
 		first = now_s();
 		/* a request right after the look, as a signal taken by
-		 * another vcpu makes one (preload/signals.c interrupt()) */
-		atomic_store(&v->tp.intr, 1);
+		 * another vcpu makes one (transparent mode's interrupt()) */
+		atomic_store(&v->scan, 1);
 		xsc__kick(v->x);
 	} else if (n == 2) {
 		second = now_s();
 	}
 }
+
+static const struct xsc_rt_ops ops = { .scan = scan_hook };
 
 static void *filler(void *arg)
 {
@@ -63,8 +65,7 @@ static int body(int argc, char **argv)
 
 	(void)argc;
 	(void)argv;
-	xsc__tp_scan = scan_hook;
-	atomic_store(&xsc__vcpu()->tp.intr, 1);	/* the first request */
+	atomic_store(&xsc__vcpu()->scan, 1);	/* the first request */
 	CHECK_EQ(xsc_read(p[0], &c, 1), 1);	/* parks: the loop looks */
 	return 42;
 }
@@ -81,6 +82,7 @@ int main(void)
 	CHECK_EQ(pthread_create(&th, NULL, filler, NULL), 0);
 	xsc_runtime_config_init(&cfg);
 	cfg.nthreads = 1;
+	xsc__rt_extend(&ops);
 	CHECK_EQ(xsc_main(body, 0, NULL, &cfg), 42);
 	CHECK_EQ(pthread_join(th, NULL), 0);
 	CHECK_GE(scans, 2);

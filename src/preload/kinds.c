@@ -30,7 +30,7 @@ static int peek(void *dst, long p, size_t len)
 	struct xsc_fiber *f = v ? v->cur : NULL;
 
 	/* the running thread's own stack, where stat buffers mostly are */
-	if (f && (uintptr_t)p >= f->tp.stack_lo && (uintptr_t)p + len <= f->tp.stack_hi) {
+	if (f && (uintptr_t)p >= f->tstack_lo && (uintptr_t)p + len <= f->tstack_hi) {
 		memcpy(dst, (const void *)p, len);
 		return 0;
 	}

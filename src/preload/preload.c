@@ -102,12 +102,12 @@ static _Atomic uint64_t tp_map_epoch = 1;
 int tp_readable(struct xsc_vcpu *v, const uint32_t *u)
 {
 	uintptr_t pg = (uintptr_t)u & ~(PAGE - 1);
-	uintptr_t *slot = &v->tp.okpage[(pg / PAGE) % 16];
+	uintptr_t *slot = &TP(v)->okpage[(pg / PAGE) % 16];
 	uint64_t e = atomic_load(&tp_map_epoch);
 
-	if (v->tp.okepoch != e) {
-		memset(v->tp.okpage, 0, sizeof(v->tp.okpage));
-		v->tp.okepoch = e;
+	if (TP(v)->okepoch != e) {
+		memset(TP(v)->okpage, 0, sizeof(TP(v)->okpage));
+		TP(v)->okepoch = e;
 	}
 	if (*slot == pg && pg)
 		return 0;
@@ -292,7 +292,7 @@ static long em_sigpending(long nr, const long *a, ucontext_t *uc)
 	long r = xsc__sys6(nr, a[0], a[1], 0, 0, 0, 0);
 
 	if (r == 0 && a[1] == 8)
-		*(uint64_t *)a[0] |= cur_fiber()->tp.pending;
+		*(uint64_t *)a[0] |= cur_fiber()->sig_pending;
 	return r;
 }
 
@@ -405,13 +405,13 @@ static long dispatch_call(long nr, const long *a, ucontext_t *uc)
 	const struct xsc_sysdef *d = xsc__sysdef(nr);
 	long r = RAW;
 
-	if (__builtin_expect(xsc__vcpu()->tp.repin, 0))
+	if (__builtin_expect(TP(xsc__vcpu())->repin, 0))
 		tp_repin(xsc__vcpu());	/* after a process clone (tp_fork_like) */
-	if (__builtin_expect(atomic_load_explicit(&xsc__vcpu()->tp.want_yield,
+	if (__builtin_expect(atomic_load_explicit(&TP(xsc__vcpu())->want_yield,
 						  memory_order_relaxed), 0)) {
 		/* a whole tick without a switch (watchdog): the others, and the
 		 * completions they wait for, get their turn */
-		atomic_store(&xsc__vcpu()->tp.want_yield, 0);
+		atomic_store(&TP(xsc__vcpu())->want_yield, 0);
 		xsc__vcpu()->poll_now = true;
 		xsc_yield();
 	}
@@ -477,14 +477,14 @@ static long handler_call(struct xsc_vcpu *v, long nr, const long *a)
 		break;
 	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid:
 	case SYS_setresuid: case SYS_setresgid: case SYS_setgroups:
-		if (v->tp.setxid && v->cur) {
+		if (TP(v)->setxid && v->cur) {
 			/* made once, here, for glibc's consistency check;
 			 * every kernel thread makes it later (setxid) */
-			if (!v->cur->tp.setxid) {
-				v->cur->tp.setxid_ret = xsc__sys6(nr, a[0], a[1], a[2], 0, 0, 0);
-				v->cur->tp.setxid = true;
+			if (!v->cur->creds_wide) {
+				TP(v->cur)->setxid_ret = xsc__sys6(nr, a[0], a[1], a[2], 0, 0, 0);
+				v->cur->creds_wide = true;
 			}
-			return v->cur->tp.setxid_ret;
+			return TP(v->cur)->setxid_ret;
 		}
 		break;
 	case SYS_tgkill:
@@ -507,9 +507,9 @@ static long handler_call(struct xsc_vcpu *v, long nr, const long *a)
 		 * into start_thread by its own jump, which handler_jump does
 		 * not see), its handlers with it; made directly, the exit
 		 * ended the vcpu's kernel thread and every fiber on it */
-		if (v->cur && !v->tp.setxid) {
-			v->tp.in_handler = 0;
-			v->tp.sigmask = ~0ULL;	/* the handler's mask: the next
+		if (v->cur && !TP(v)->setxid) {
+			TP(v)->in_handler = 0;
+			TP(v)->sigmask = ~0ULL;	/* the handler's mask: the next
 						   fiber sets its own */
 			tp_thread_exit((int)a[0]);
 		}
@@ -530,22 +530,22 @@ void tp_on_sigsys(int sig, siginfo_t *si, void *uc_)
 	long nr = si->si_syscall, r;
 
 	(void)sig;
-	if (v && v->tp.in_handler) {
-		v->tp.sel = TP_SEL_ALLOW;
+	if (v && TP(v)->in_handler) {
+		TP(v)->sel = TP_SEL_ALLOW;
 		g[REG_RAX] = nr == SYS_rt_sigprocmask ? tp_handler_sigprocmask(a, uc) :
 			     xsc__tp_handler_call(v, nr, a);
 		*errp = saved;
-		v->tp.sel = TP_SEL_BLOCK;
+		TP(v)->sel = TP_SEL_BLOCK;
 		return;
 	}
 	if (!v || !v->cur) {	/* not a fiber: cannot happen, but be exact */
 		if (v)
-			v->tp.sel = TP_SEL_ALLOW;
+			TP(v)->sel = TP_SEL_ALLOW;
 		g[REG_RAX] = xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 		return;
 	}
-	v->tp.sel = TP_SEL_ALLOW;
-	v->tp.ntrap++;
+	TP(v)->sel = TP_SEL_ALLOW;
+	TP(v)->ntrap++;
 	xsc__tp_rewrite_site((uintptr_t)g[REG_RIP], nr);	/* trap once, then jump */
 	r = dispatch(nr, a, uc);
 	if (r != KEEP_REGS)
@@ -554,10 +554,10 @@ void tp_on_sigsys(int sig, siginfo_t *si, void *uc_)
 	if (!xsc__tp)	/* a forked child */
 		return;
 	v = xsc__vcpu();
-	if (v->cur->tp.pending & ~v->cur->sigmask)
+	if (v->cur->sig_pending & ~v->cur->sigmask)
 		xsc__tp_deliver(v->cur);
-	if (v->tp.vfork)
-		v->tp.vfork = false;
+	if (TP(v)->vfork)
+		TP(v)->vfork = false;
 	else
-		v->tp.sel = TP_SEL_BLOCK;
+		TP(v)->sel = TP_SEL_BLOCK;
 }

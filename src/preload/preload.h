@@ -1,13 +1,16 @@
 /*
- * preload.h - transparent mode internals the runtime and the preload
- * library's files share (the library's own: shim.h).
+ * preload.h - transparent mode internals the preload library's files and
+ * its stubs share (the rest: shim.h).
  */
 #ifndef XSC_TP_H
 #define XSC_TP_H
 
 #include "sched/sched.h"
+#include "state.h"
 #include "rawsys.h"
 #include "insn.h"
+
+extern bool xsc__tp;	/* transparent mode is on in this process */
 
 #define TP_SEL_ALLOW 0	/* SYSCALL_DISPATCH_FILTER_ALLOW */
 #define TP_SEL_BLOCK 1	/* SYSCALL_DISPATCH_FILTER_BLOCK */
@@ -49,13 +52,13 @@ static inline long xsc__tp_enter(struct xsc_vcpu *v, long nr, const long *a,
 {
 	long r;
 
-	v->tp.sel = TP_SEL_ALLOW;
+	TP(v)->sel = TP_SEL_ALLOW;
 	(*count)++;
 	r = xsc__tp_call(nr, a);
 	v = xsc__vcpu();
-	if (__builtin_expect((v->cur->tp.pending & ~v->cur->sigmask) != 0, 0))
+	if (__builtin_expect((v->cur->sig_pending & ~v->cur->sigmask) != 0, 0))
 		xsc__tp_deliver(v->cur);
-	v->tp.sel = TP_SEL_BLOCK;
+	TP(v)->sel = TP_SEL_BLOCK;
 	return r;
 }
 
@@ -69,14 +72,14 @@ static inline long xsc__tp_fast(long nr, long a0, long a1, long a2, long a3,
 {
 	struct xsc_vcpu *v;
 
-	if (xsc__tp && (v = xsc__vcpu()) != NULL && v->tp.sel == TP_SEL_BLOCK &&
-	    (v->cur || v->tp.in_handler)) {
+	if (xsc__tp && (v = xsc__vcpu()) != NULL && TP(v)->sel == TP_SEL_BLOCK &&
+	    (v->cur || TP(v)->in_handler)) {
 		long a[6] = { a0, a1, a2, a3, a4, a5 }, r;
-		if (!v->tp.in_handler)
-			return xsc__tp_enter(v, nr, a, &v->tp.nfast);
-		v->tp.sel = TP_SEL_ALLOW;	/* the handler rules (signals.c) */
+		if (!TP(v)->in_handler)
+			return xsc__tp_enter(v, nr, a, &TP(v)->nfast);
+		TP(v)->sel = TP_SEL_ALLOW;	/* the handler rules (signals.c) */
 		r = xsc__tp_handler_call(v, nr, a);
-		v->tp.sel = TP_SEL_BLOCK;
+		TP(v)->sel = TP_SEL_BLOCK;
 		return r;
 	}
 	return xsc__sys6(nr, a0, a1, a2, a3, a4, a5);

@@ -592,16 +592,16 @@ long xsc__tp_site_call(long nr, const long *a)
 
 	/* a handler's calls follow the handler rules also when it runs
 	 * between fibers (no v->cur): a process signal a vcpu took */
-	if (!v || (!v->cur && !v->tp.in_handler) || v->tp.sel != TP_SEL_BLOCK)
+	if (!v || (!v->cur && !TP(v)->in_handler) || TP(v)->sel != TP_SEL_BLOCK)
 		return xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	errp = &errno;
 	saved = *errp;
-	if (v->tp.in_handler) {
-		v->tp.sel = TP_SEL_ALLOW;
+	if (TP(v)->in_handler) {
+		TP(v)->sel = TP_SEL_ALLOW;
 		r = xsc__tp_handler_call(v, nr, a);
-		v->tp.sel = TP_SEL_BLOCK;
+		TP(v)->sel = TP_SEL_BLOCK;
 	} else {
-		r = xsc__tp_enter(v, nr, a, &v->tp.nsite);
+		r = xsc__tp_enter(v, nr, a, &TP(v)->nsite);
 	}
 	*errp = saved;
 	return r;
@@ -645,7 +645,7 @@ void xsc__tp_rewrite_report(void)
 	int n = 0;
 
 	for (int i = 0; i < xsc__rt.n; i++)
-		through += xsc__rt.v[i].tp.nsite;
+		through += TP(&xsc__rt.v[i])->nsite;
 	for (int i = 0; i < NKEPT; i++)	/* trapped here (a forked child: since) */
 		nkept += atomic_load(&rw.kept[i].traps) != 0;
 	if (rw.why)

@@ -89,9 +89,9 @@ struct clone_args_k {
 #define NTID 1024
 #define TP_NHANDED 32	/* process signals handed over, not yet raised */
 
-_Static_assert(offsetof(struct xsc_vcpu, tp.ret) == 0, "stub reads %gs:0");
-_Static_assert(offsetof(struct xsc_vcpu, tp.sel) == 8, "stub writes %gs:8");
-_Static_assert(offsetof(struct xsc_vcpu, tp.self) == 16, "gs_vcpu reads %gs:16");
+_Static_assert(offsetof(struct xsc_tp_vcpu, ret) == 0, "stub reads %gs:0");
+_Static_assert(offsetof(struct xsc_tp_vcpu, sel) == 8, "stub writes %gs:8");
+_Static_assert(offsetof(struct xsc_tp_vcpu, self) == 16, "gs_vcpu reads %gs:16");
 
 /* The vcpu, through the GS base every vcpu thread sets: right also while
  * FS holds another thread's TLS (setxid(), below).  Only on a vcpu. */
@@ -213,7 +213,8 @@ long tp_sigaction(const long *a, bool in_sig);
 long tp_sigprocmask(const long *a, ucontext_t *uc);
 long tp_handler_sigprocmask(const long *a, ucontext_t *uc);
 void tp_jumps_init(void);
-void tp_deferred_init(void);
+void tp_run_deferred(struct xsc_vcpu *v);
+extern _Atomic uint64_t xsc__tp_idlemask;	/* start.c: a sleeping vcpu's mask */
 long tp_kill(long nr, const long *a);
 long tp_raise(int sig);
 long tp_sigtimedwait(const long *a);

@@ -84,10 +84,10 @@ static void interrupt(struct xsc_fiber *f)
 {
 	int no = 0;
 
-	if (!f->tp.call || !f->home || !interruptible(f->tp.call_nr))
+	if (!f->call_id || !f->home || !interruptible(TP(f)->call_nr))
 		return;
-	if (atomic_compare_exchange_strong(&f->tp.intr, &no, 1)) {
-		atomic_store(&f->home->tp.intr, 1);
+	if (atomic_compare_exchange_strong(&f->intr, &no, 1)) {
+		atomic_store(&f->home->scan, 1);
 		xsc__kick(f->home->x);
 	}
 }
@@ -116,8 +116,8 @@ void tp_scan(struct xsc_vcpu *v)
 		if (!((stray >> (s - 1)) & 1))
 			continue;
 		for (int i = 0; i < NTID && !done; i++)
-			for (struct xsc_fiber *f = tp.tids[i]; f && !done; f = f->tp.link) {
-				int k = f->tp.call ? interruptible(f->tp.call_nr) : 0;
+			for (struct xsc_fiber *f = tp.tids[i]; f && !done; f = TP(f)->link) {
+				int k = f->call_id ? interruptible(TP(f)->call_nr) : 0;
 				if (k && !(f->sigmask & SIGBIT(s)) && !(restart && k == 2)) {
 					interrupt(f);
 					done = true;
@@ -125,11 +125,11 @@ void tp_scan(struct xsc_vcpu *v)
 			}
 	}
 	for (int i = 0; i < NTID; i++)
-		for (struct xsc_fiber *f = tp.tids[i]; f; f = f->tp.link) {
+		for (struct xsc_fiber *f = tp.tids[i]; f; f = TP(f)->link) {
 			int one = 1;
-			if (f->home == v && f->tp.call &&
-			    atomic_compare_exchange_strong(&f->tp.intr, &one, 2))
-				xsc_cancel(v->x, f->tp.call - 1);
+			if (f->home == v && f->call_id &&
+			    atomic_compare_exchange_strong(&f->intr, &one, 2))
+				xsc_cancel(v->x, f->call_id - 1);
 		}
 	xsc__spin_unlock(&tp.lock);
 }
@@ -146,7 +146,7 @@ void tp_scan(struct xsc_vcpu *v)
 
 static long sleep_left(const struct xsc_fiber *f, long nr)
 {
-	const long *a = f->tp.call_args;
+	const long *a = TP(f)->call_args;
 	const void *req = (const void *)(nr == SYS_nanosleep ? a[0] : a[2]);
 	void *rem = (void *)(nr == SYS_nanosleep ? a[1] : a[3]);
 	struct timespec ts, now = { 0, 0 };
@@ -160,7 +160,7 @@ static long sleep_left(const struct xsc_fiber *f, long nr)
 		  (long)&now);
 	want = ts.tv_sec >= KTIME_MAX / 1000000000 ? KTIME_MAX :
 	       ts.tv_sec * 1000000000LL + ts.tv_nsec;
-	end = f->tp.call_t0 > KTIME_MAX - want ? KTIME_MAX : f->tp.call_t0 + want;
+	end = TP(f)->call_t0 > KTIME_MAX - want ? KTIME_MAX : TP(f)->call_t0 + want;
 	left = end - (now.tv_sec * 1000000000LL + now.tv_nsec);
 	if (left <= 0)
 		return 0;
@@ -174,10 +174,10 @@ static long sleep_left(const struct xsc_fiber *f, long nr)
 /* The tp_interrupted fiber, back on its vcpu with the call's result r. */
 long tp_interrupted(struct xsc_fiber *f, long nr, long r)
 {
-	uint64_t p = __atomic_load_n(&f->tp.pending, __ATOMIC_ACQUIRE) & ~f->sigmask;
+	uint64_t p = __atomic_load_n(&f->sig_pending, __ATOMIC_ACQUIRE) & ~f->sigmask;
 	bool restart = interruptible(nr) == 2;
 
-	atomic_store(&f->tp.intr, 0);
+	atomic_store(&f->intr, 0);
 	if (r != -ECANCELED && r != -EINTR)
 		return r;	/* it completed first: the kernel's answer */
 	if (r == -ECANCELED && (nr == SYS_nanosleep || nr == SYS_clock_nanosleep)) {
@@ -193,7 +193,7 @@ long tp_interrupted(struct xsc_fiber *f, long nr, long r)
 			restart = false;
 	if (p)
 		xsc__tp_deliver(f);	/* the handlers run now, on this thread */
-	return restart ? XSC_TP_RESTART : -EINTR;
+	return restart ? XSC_CALL_RESTART : -EINTR;
 }
 
 /* Real-time signals (32..64) queue: every instance sent to a thread is
@@ -209,18 +209,18 @@ static inline bool is_rt(int s)
 /* Records signal sig as pending for fiber f (tp.lock held). */
 static void pend_locked(struct xsc_fiber *f, int sig)
 {
-	if (is_rt(sig) && f->tp.rtq[sig - RTFIRST] < UINT16_MAX)
-		f->tp.rtq[sig - RTFIRST]++;
-	__atomic_or_fetch(&f->tp.pending, SIGBIT(sig), __ATOMIC_RELEASE);
+	if (is_rt(sig) && TP(f)->rtq[sig - RTFIRST] < UINT16_MAX)
+		TP(f)->rtq[sig - RTFIRST]++;
+	__atomic_or_fetch(&f->sig_pending, SIGBIT(sig), __ATOMIC_RELEASE);
 }
 
 /* Wakes fiber f if it waits for sig in park_for (tp.lock held): true if
  * it did. */
 static bool wake_wait_locked(struct xsc_fiber *f, int sig)
 {
-	if (!f->tp.wait_fd || !(f->tp.wait_set & SIGBIT(sig)))
+	if (!TP(f)->wait_fd || !(TP(f)->wait_set & SIGBIT(sig)))
 		return false;
-	xsc__sys3(SYS_write, f->tp.wait_fd - 1, (long)&(uint64_t){ 1 }, 8);
+	xsc__sys3(SYS_write, TP(f)->wait_fd - 1, (long)&(uint64_t){ 1 }, 8);
 	return true;
 }
 
@@ -249,14 +249,14 @@ int tp_tid_post(int vtid, int sig)
 	if (sig < 0 || sig > 64)
 		return -EINVAL;
 	xsc__spin_lock(&tp.lock);
-	for (struct xsc_fiber *f = tp.tids[(unsigned)vtid % NTID]; f; f = f->tp.link) {
+	for (struct xsc_fiber *f = tp.tids[(unsigned)vtid % NTID]; f; f = TP(f)->link) {
 		if (f->vtid == vtid) {
 			/* natively an ignored signal that is not blocked is
 			 * dropped as it is sent: it interrupts nothing */
 			if (sig && !(ignored(sig) && !(f->sigmask & SIGBIT(sig)))) {
 				pend_locked(f, sig);
 				if (!wake_wait_locked(f, sig) && !(f->sigmask & SIGBIT(sig))) {
-					if (f->tp.call)
+					if (f->call_id)
 						interrupt(f);
 					else	/* EINTR, as natively */
 						xsc__futex_interrupt(f);
@@ -316,14 +316,14 @@ static int hand_slot_locked(int sig)
  * those have their own way, hand_to_waiter). */
 static bool may_take(const struct xsc_fiber *f, int sig)
 {
-	return !(f->sigmask & SIGBIT(sig)) && !f->tp.takes && !f->tp.wait_fd;
+	return !(f->sigmask & SIGBIT(sig)) && !TP(f)->takes && !TP(f)->wait_fd;
 }
 
 /* Whether fiber f may take sig and seems to wait on a futex (a lock, a
  * condition variable, a join: no call of its own in flight). */
 static bool in_futex(const struct xsc_fiber *f, int sig)
 {
-	return !f->tp.call && f->state == F_BLOCKED && f->fs &&
+	return !f->call_id && f->state == F_BLOCKED && f->fs &&
 	       __atomic_load_n(&f->fx_addr, __ATOMIC_RELAXED) && may_take(f, sig);
 }
 
@@ -333,7 +333,7 @@ static bool record_locked(struct xsc_fiber *f, int slot, const siginfo_t *si)
 {
 	tp.handed[slot].f = f;
 	tp.handed[slot].si = *si;
-	return __atomic_fetch_or(&f->tp.pending, SIGBIT(si->si_signo),
+	return __atomic_fetch_or(&f->sig_pending, SIGBIT(si->si_signo),
 				 __ATOMIC_RELEASE) & SIGBIT(si->si_signo);
 }
 
@@ -341,7 +341,7 @@ static void unrecord_locked(struct xsc_fiber *f, int slot, bool was)
 {
 	tp.handed[slot].f = NULL;
 	if (!was)
-		__atomic_fetch_and(&f->tp.pending, ~SIGBIT(tp.handed[slot].si.si_signo),
+		__atomic_fetch_and(&f->sig_pending, ~SIGBIT(tp.handed[slot].si.si_signo),
 				   __ATOMIC_ACQ_REL);
 }
 
@@ -366,7 +366,7 @@ enum { HAND_NO, HAND_DONE, HAND_GONE };
  * HAND_GONE: the signal was not in the kernel any more. */
 static int hand_one_locked(struct xsc_fiber *f, struct handing *h)
 {
-	bool call = f->tp.call && f->home && interruptible(f->tp.call_nr) &&
+	bool call = f->call_id && f->home && interruptible(TP(f)->call_nr) &&
 		    may_take(f, h->sig);
 	bool was;
 
@@ -394,7 +394,7 @@ static struct xsc_fiber *main_locked(void)
 {
 	int pid = (int)xsc__sys0(SYS_getpid);
 
-	for (struct xsc_fiber *f = tp.tids[(unsigned)pid % NTID]; f; f = f->tp.link)
+	for (struct xsc_fiber *f = tp.tids[(unsigned)pid % NTID]; f; f = TP(f)->link)
 		if (f->vtid == pid)
 			return f;
 	return NULL;
@@ -412,7 +412,7 @@ static struct xsc_fiber *main_locked(void)
 static struct xsc_fiber *hand_running_locked(struct handing *h)
 {
 	for (int i = 0; i < NTID; i++)
-		for (struct xsc_fiber *f = tp.tids[i]; f; f = f->tp.link)
+		for (struct xsc_fiber *f = tp.tids[i]; f; f = TP(f)->link)
 			if (f->fs && may_take(f, h->sig)) {
 				record_locked(f, h->slot, h->si);
 				/* it may have begun to wait since it was looked
@@ -420,7 +420,7 @@ static struct xsc_fiber *hand_running_locked(struct handing *h)
 				 * record (a locked RMW) comes first, then its call
 				 * or futex wait is interrupted, as tp_tid_post
 				 * does (tp_intr_race lost a signal 1 run in 10) */
-				if (__atomic_load_n(&f->tp.call, __ATOMIC_SEQ_CST))
+				if (__atomic_load_n(&f->call_id, __ATOMIC_SEQ_CST))
 					interrupt(f);
 				else
 					xsc__futex_interrupt(f);
@@ -449,8 +449,8 @@ static struct xsc_fiber *hand_locked(struct handing *h, int *why)
 		return r == HAND_DONE ? m : NULL;
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < NTID; i++)
-			for (struct xsc_fiber *f = tp.tids[i]; f; f = f->tp.link) {
-				bool busy = f->tp.call && atomic_load(&f->tp.intr);
+			for (struct xsc_fiber *f = tp.tids[i]; f; f = TP(f)->link) {
+				bool busy = f->call_id && atomic_load(&f->intr);
 				if (f == m || busy != (pass == 1))
 					continue;
 				if ((r = hand_one_locked(f, h)) != HAND_NO)
@@ -578,7 +578,7 @@ void tp_handed_forget(struct xsc_fiber *f)
  * (hand_to_thread) with the siginfo it came with. */
 void xsc__tp_deliver(struct xsc_fiber *f)
 {
-	int ktid = xsc__vcpu()->tp.ktid;
+	int ktid = TP(xsc__vcpu())->ktid;
 	long pid = xsc__sys0(SYS_getpid);
 
 	for (;;) {
@@ -590,22 +590,22 @@ void xsc__tp_deliver(struct xsc_fiber *f)
 		/* taken under the lock, raised after it: a handler runs
 		 * inside the raise below and may send signals itself */
 		xsc__spin_lock(&tp.lock);
-		p = __atomic_load_n(&f->tp.pending, __ATOMIC_ACQUIRE) & ~f->sigmask;
+		p = __atomic_load_n(&f->sig_pending, __ATOMIC_ACQUIRE) & ~f->sigmask;
 		if ((hs = take_handed_locked(f, p, &si)) != 0) {
 			/* one at a time: the bit stays while more are there */
-			if (!handed_locked(f, hs) && !(is_rt(hs) && f->tp.rtq[hs - RTFIRST]))
-				__atomic_fetch_and(&f->tp.pending, ~SIGBIT(hs),
+			if (!handed_locked(f, hs) && !(is_rt(hs) && TP(f)->rtq[hs - RTFIRST]))
+				__atomic_fetch_and(&f->sig_pending, ~SIGBIT(hs),
 						   __ATOMIC_ACQ_REL);
 			xsc__spin_unlock(&tp.lock);
 			xsc__sys4(SYS_rt_tgsigqueueinfo, pid, ktid, hs, (long)&si);
 			continue;
 		}
 		/* blocked ones stay pending */
-		__atomic_fetch_and(&f->tp.pending, ~p, __ATOMIC_ACQ_REL);
+		__atomic_fetch_and(&f->sig_pending, ~p, __ATOMIC_ACQ_REL);
 		for (int s = RTFIRST; s <= 64; s++) {
-			n[s - RTFIRST] = f->tp.rtq[s - RTFIRST];
+			n[s - RTFIRST] = TP(f)->rtq[s - RTFIRST];
 			if (p & SIGBIT(s))
-				f->tp.rtq[s - RTFIRST] = 0;
+				TP(f)->rtq[s - RTFIRST] = 0;
 		}
 		xsc__spin_unlock(&tp.lock);
 		for (int s = 1; s <= 64; s++) {
@@ -658,24 +658,24 @@ static bool preempt(struct xsc_vcpu *v, siginfo_t *si, ucontext_t *uc)
 		return false;	/* the program's own SIGURG */
 	/* only program code: not the runtime's (it runs with ALLOW), not a
 	 * handler, not a vfork child borrowing the vcpu */
-	if (!f || !f->fs || v->tp.sel != TP_SEL_BLOCK || v->tp.in_handler ||
-	    v->tp.vfork || (ip >= tp.text_lo && ip < tp.text_hi))
+	if (!f || !f->fs || TP(v)->sel != TP_SEL_BLOCK || TP(v)->in_handler ||
+	    TP(v)->vfork || (ip >= tp.text_lo && ip < tp.text_hi))
 		return true;
 	atomic_fetch_add_explicit(&tp.npreempt, 1, memory_order_relaxed);
-	v->tp.sel = TP_SEL_ALLOW;
+	TP(v)->sel = TP_SEL_ALLOW;
 	/* the kernel mask is the handler's until sigreturn: the next fiber
 	 * must get its own (run() compares against this) */
-	v->tp.sigmask = ~0ULL;
+	TP(v)->sigmask = ~0ULL;
 	xsc_yield();
 	v = xsc__vcpu();	/* its home vcpu: the same */
 	/* sigreturn restores the mask the fiber had when tp_interrupted */
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &uc->uc_sigmask, 0, 8);
-	v->tp.sigmask = *(uint64_t *)&uc->uc_sigmask;
+	TP(v)->sigmask = *(uint64_t *)&uc->uc_sigmask;
 	/* what was sent or handed to it meanwhile, before its code goes on
 	 * (hand_running_locked) */
-	if (f->tp.pending & ~f->sigmask)
+	if (f->sig_pending & ~f->sigmask)
 		xsc__tp_deliver(f);
-	v->tp.sel = TP_SEL_BLOCK;
+	TP(v)->sel = TP_SEL_BLOCK;
 	return true;
 }
 
@@ -696,15 +696,15 @@ static void *watchdog(void *arg)
 			bool stuck = cur && sw == seen[i].switches && cur == seen[i].cur &&
 				     !atomic_load(&v->idle);
 			if (stuck)
-				atomic_store(&v->tp.want_yield, 1);
-			if (stuck && v->tp.sel == TP_SEL_BLOCK) {
+				atomic_store(&TP(v)->want_yield, 1);
+			if (stuck && TP(v)->sel == TP_SEL_BLOCK) {
 				siginfo_t si;
 				memset(&si, 0, sizeof(si));
 				si.si_signo = PREEMPT_SIG;
 				si.si_code = SI_QUEUE;
 				si.si_pid = (pid_t)pid;
 				si.si_value.sival_int = tp.preempt_cookie;
-				xsc__sys4(SYS_rt_tgsigqueueinfo, pid, v->tp.ktid, PREEMPT_SIG, &si);
+				xsc__sys4(SYS_rt_tgsigqueueinfo, pid, TP(v)->ktid, PREEMPT_SIG, &si);
 			}
 			seen[i].switches = sw;
 			seen[i].cur = cur;
@@ -753,8 +753,8 @@ static bool hand_to_waiter(int sig)
 	if (!xsc__spin_trylock(&tp.lock))
 		return false;
 	for (int i = 0; i < NTID && !done; i++)
-		for (struct xsc_fiber *f = tp.tids[i]; f && !done; f = f->tp.link)
-			if (f->tp.takes & SIGBIT(sig)) {
+		for (struct xsc_fiber *f = tp.tids[i]; f && !done; f = TP(f)->link)
+			if (TP(f)->takes & SIGBIT(sig)) {
 				pend_locked(f, sig);	/* park_for looks first */
 				wake_wait_locked(f, sig);
 				done = true;
@@ -774,7 +774,7 @@ static void hframe_push(struct tp_hframe *h, uintptr_t sp, unsigned char sel,
  * (sem_post: a futex wake readies a fiber under the run queue's lock)
  * then waits for a lock its own thread holds, for good (tp_sigpost).
  * Natively the handler runs when the system call returns; here it runs
- * when the last lock is released (run_deferred), with the signal's
+ * when the last lock is released (tp_run_deferred), with the signal's
  * own siginfo.  Until then the kernel thread blocks the signal, so that
  * another instance stays pending in the kernel (queued, if real-time)
  * or goes to a thread that accepts it.  Not deferred: a fault the
@@ -793,36 +793,36 @@ static bool fault(int sig, const siginfo_t *si)
 static void defer(struct xsc_vcpu *v, int sig, const siginfo_t *si, ucontext_t *uc)
 {
 	atomic_fetch_add_explicit(&tp.ndeferred, 1, memory_order_relaxed);
-	if (!(v->tp.deferred & SIGBIT(sig)))
-		v->tp.dsi[sig - 1] = *si;
-	v->tp.deferred |= SIGBIT(sig);
-	/* blocked from the handler's sigreturn on; v->tp.sigmask follows, so
+	if (!(v->deferred & SIGBIT(sig)))
+		TP(v)->dsi[sig - 1] = *si;
+	v->deferred |= SIGBIT(sig);
+	/* blocked from the handler's sigreturn on; TP(v)->sigmask follows, so
 	 * that the next fiber's mask is set in full (run(), runtime.c) */
 	*(uint64_t *)&uc->uc_sigmask |= SIGBIT(sig);
-	v->tp.sigmask = ~0ULL;
+	TP(v)->sigmask = ~0ULL;
 }
 
 /* From xsc__spin_unlock at nlocks 0: each deferred handler runs now, as
  * the kernel would have run it, with the handler's mask added for its
  * duration and the mask before it put back after, without defer's
  * block. */
-static void run_deferred(struct xsc_vcpu *v)
+void tp_run_deferred(struct xsc_vcpu *v)
 {
 	uint64_t bits;
 
-	while ((bits = v->tp.deferred) != 0) {
+	while ((bits = v->deferred) != 0) {
 		int sig = __builtin_ctzll(bits) + 1;
 		struct kact *k = &tp.act[sig];
-		siginfo_t si = v->tp.dsi[sig - 1];
+		siginfo_t si = TP(v)->dsi[sig - 1];
 		uint64_t cur, hm;
 		ucontext_t uc;
 
-		v->tp.deferred &= ~SIGBIT(sig);
+		v->deferred &= ~SIGBIT(sig);
 		if (xsc__sys4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&cur, 8) < 0)
 			continue;
 		/* defer's block is still there unless a mask was set since
 		 * (a fiber switched in: its own mask, in full) */
-		if (v->tp.sigmask == ~0ULL)
+		if (TP(v)->sigmask == ~0ULL)
 			cur &= ~SIGBIT(sig);
 		memset(&uc, 0, sizeof(uc));
 		*(uint64_t *)&uc.uc_sigmask = cur;
@@ -835,13 +835,8 @@ static void run_deferred(struct xsc_vcpu *v)
 		tp_sig_tramp(sig, &si, &uc);
 		cur = *(uint64_t *)&uc.uc_sigmask & ~TP_NEVER_BLOCKED;
 		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&cur, 0, 8);
-		v->tp.sigmask = cur;
+		TP(v)->sigmask = cur;
 	}
-}
-
-void tp_deferred_init(void)
-{
-	xsc__tp_deferred = run_deferred;
 }
 
 /* The thread pointer a handler runs with: that of the thread it runs on,
@@ -855,9 +850,9 @@ void tp_deferred_init(void)
 static uint64_t handler_tls(struct xsc_vcpu *v, uint16_t *was_sel)
 {
 	struct xsc_fiber *c = v->cur;
-	uint64_t want = c ? c->fs : v->tp.fs, was = rdfsbase();
+	uint64_t want = c ? c->fs : v->own_fs, was = rdfsbase();
 
-	if (!want || was == want || v->tp.setxid)
+	if (!want || was == want || TP(v)->setxid)
 		return 0;
 	__asm__ __volatile__("mov %%fs, %0" : "=r"(*was_sel));
 	set_fs(want, c ? c->fs_sel : v->own_sel);
@@ -885,7 +880,7 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 	 * on whichever fiber the vcpu runs and interrupt its call.  Not in
 	 * a handler of the program's: its calls run directly, on this
 	 * thread, and the signal is theirs */
-	if (sig == SIGPIPE && v && !v->tp.in_handler && si->si_code == SI_USER &&
+	if (sig == SIGPIPE && v && !TP(v)->in_handler && si->si_code == SI_USER &&
 	    si->si_pid == (pid_t)xsc__sys0(SYS_getpid))
 		return;
 	if (v && !v->cur && h != SIG_DFL && h != SIG_IGN && sig != PREEMPT_SIG &&
@@ -900,21 +895,21 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 	if (flags & SA_RESETHAND)
 		k->handler = SIG_DFL;
 	if (v) {
-		sel = v->tp.sel;
-		if (!v->tp.vfork)	/* a vfork child's calls stay direct */
-			v->tp.sel = TP_SEL_BLOCK;
-		depth = v->tp.in_handler++;
+		sel = TP(v)->sel;
+		if (!TP(v)->vfork)	/* a vfork child's calls stay direct */
+			TP(v)->sel = TP_SEL_BLOCK;
+		depth = TP(v)->in_handler++;
 		if (depth < TP_HFRAMES)
-			hframe_push(&v->tp.hf[depth],
+			hframe_push(&TP(v)->hf[depth],
 				    (uintptr_t)__builtin_frame_address(0), sel, uc);
 		if (v->cur)
-			v->cur->tp.nsig++;
+			TP(v->cur)->nsig++;
 	}
 	if (v && !v->cur && h != SIG_DFL && h != SIG_IGN) {
 		/* a process signal taken by a vcpu between fibers: natively
 		 * it would have tp_interrupted a thread's call (tp_scan picks one) */
 		atomic_fetch_or_explicit(&tp.stray, SIGBIT(sig), memory_order_relaxed);
-		atomic_store(&v->tp.intr, 1);
+		atomic_store(&v->scan, 1);
 		if (v->x)	/* taken as it went idle: do not sleep now */
 			xsc__kick(v->x);
 	}
@@ -929,8 +924,8 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 			set_fs(was, was_sel);
 	}
 	if (v) {	/* and any handler above it that was left by a jump */
-		v->tp.in_handler = depth;
-		v->tp.sel = sel;
+		TP(v)->in_handler = depth;
+		TP(v)->sel = sel;
 	}
 }
 
@@ -975,17 +970,17 @@ static bool hframe_holds(const struct tp_hframe *h, uintptr_t sp)
 static bool handler_jump(struct xsc_vcpu *v, uintptr_t sp, const uint64_t *mask)
 {
 	struct xsc_fiber *f = v->cur;
-	int d = v->tp.in_handler, keep = d;
+	int d = TP(v)->in_handler, keep = d;
 	unsigned char sel;
 	uint64_t nm;
 
-	while (keep > 0 && (keep > TP_HFRAMES || !hframe_holds(&v->tp.hf[keep - 1], sp)))
+	while (keep > 0 && (keep > TP_HFRAMES || !hframe_holds(&TP(v)->hf[keep - 1], sp)))
 		keep--;
 	if (keep > 0 || !f) {
-		v->tp.in_handler = keep;	/* into an outer handler */
+		TP(v)->in_handler = keep;	/* into an outer handler */
 		return false;
 	}
-	sel = v->tp.hf[0].sel;
+	sel = TP(v)->hf[0].sel;
 	/* the mask: the one saved, or the handler's, which natively stays */
 	if (mask)
 		nm = *mask;
@@ -995,12 +990,12 @@ static bool handler_jump(struct xsc_vcpu *v, uintptr_t sp, const uint64_t *mask)
 	if (nm != f->sigmask)
 		tp_account(f->sigmask, nm);
 	f->sigmask = nm;
-	v->tp.sigmask = nm;
+	TP(v)->sigmask = nm;
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&nm, 0, 8);
-	v->tp.in_handler = 0;
+	TP(v)->in_handler = 0;
 	/* program code: its calls go to the runtime again (a vfork child
 	 * borrowing the vcpu keeps making them directly) */
-	v->tp.sel = v->tp.vfork ? sel : TP_SEL_BLOCK;
+	TP(v)->sel = TP(v)->vfork ? sel : TP_SEL_BLOCK;
 	return true;
 }
 
@@ -1038,7 +1033,7 @@ static _Noreturn void jump(struct __jmp_buf_tag *env, int val, jump_fn *real,
 {
 	struct xsc_vcpu *v;
 
-	if (xsc__tp && (v = xsc__vcpu()) != NULL && v->cur && v->tp.in_handler &&
+	if (xsc__tp && (v = xsc__vcpu()) != NULL && v->cur && TP(v)->in_handler &&
 	    real_siglongjmp) {
 		const uint64_t *mask = env->__mask_was_saved ?
 				       (const uint64_t *)&env->__saved_mask : NULL;
@@ -1186,7 +1181,7 @@ long tp_sigprocmask(const long *a, ucontext_t *uc)
 		tp_account(cur, nm);
 		v->cur->sigmask = nm;
 	}
-	v->tp.sigmask = nm;
+	TP(v)->sigmask = nm;
 	return r;
 }
 
@@ -1215,7 +1210,7 @@ static bool setxid(int tid)
 	if (k->handler == SIG_DFL || k->handler == SIG_IGN || !(k->flags & SA_SIGINFO))
 		return false;
 	xsc__spin_lock(&tp.lock);
-	for (struct xsc_fiber *t = tp.tids[(unsigned)tid % NTID]; t; t = t->tp.link)
+	for (struct xsc_fiber *t = tp.tids[(unsigned)tid % NTID]; t; t = TP(t)->link)
 		if (t->vtid == tid) {
 			tcb = t->fs;
 			tsel = t->fs_sel;
@@ -1225,8 +1220,8 @@ static bool setxid(int tid)
 		tcb = (uint64_t)tp.wd_th;	/* glibc x86-64: a pthread_t is its TCB */
 	for (int i = 0; !tcb && i < xsc__rt.n; i++) {
 		struct xsc_vcpu *u = &xsc__rt.v[i];
-		if (u->tp.ktid == tid) {
-			tcb = u->tp.fs;
+		if (TP(u)->ktid == tid) {
+			tcb = u->own_fs;
 			tsel = u->own_sel;
 		}
 		else if (u->x)
@@ -1241,17 +1236,17 @@ static bool setxid(int tid)
 	si.si_uid = (uid_t)xsc__sys0(SYS_getuid);
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
 	set_fs(tcb, tsel);
-	v->tp.setxid = true;
-	sel = v->tp.sel;
-	if (v->tp.in_handler < TP_HFRAMES)
-		v->tp.hf[v->tp.in_handler] = (struct tp_hframe){
+	TP(v)->setxid = true;
+	sel = TP(v)->sel;
+	if (TP(v)->in_handler < TP_HFRAMES)
+		TP(v)->hf[TP(v)->in_handler] = (struct tp_hframe){
 			.sp = (uintptr_t)__builtin_frame_address(0), .sel = sel };
-	v->tp.in_handler++;
-	v->tp.sel = TP_SEL_BLOCK;	/* its calls trap: in_handler() */
+	TP(v)->in_handler++;
+	TP(v)->sel = TP_SEL_BLOCK;	/* its calls trap: in_handler() */
 	((void (*)(int, siginfo_t *, void *))k->handler)(SIGSETXID, &si, NULL);
-	v->tp.sel = sel;
-	v->tp.in_handler--;
-	v->tp.setxid = false;
+	TP(v)->sel = sel;
+	TP(v)->in_handler--;
+	TP(v)->setxid = false;
 	set_fs(f->fs, f->fs_sel);
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, 0, 8);
 	return true;
@@ -1276,7 +1271,7 @@ long tp_kill(long nr, const long *a)
 		return 0;
 	}
 	if (f && tid == f->vtid)
-		host = xsc__vcpu()->tp.ktid;	/* delivered before we return */
+		host = TP(xsc__vcpu())->ktid;	/* delivered before we return */
 	else if ((host = tp_tid_post(tid, sig)) == 0)
 		return xsc__sys6(nr, a[0], a[1], a[2], 0, 0, 0);
 	else
@@ -1315,14 +1310,14 @@ static int take_own(struct xsc_fiber *f, uint64_t set)
 	int s = 0;
 
 	xsc__spin_lock(&tp.lock);
-	if ((p = __atomic_load_n(&f->tp.pending, __ATOMIC_ACQUIRE) & set) != 0) {
+	if ((p = __atomic_load_n(&f->sig_pending, __ATOMIC_ACQUIRE) & set) != 0) {
 		s = __builtin_ctzll(p) + 1;
-		if (is_rt(s) && f->tp.rtq[s - RTFIRST] > 1)
-			f->tp.rtq[s - RTFIRST]--;	/* more queued: stays pending */
+		if (is_rt(s) && TP(f)->rtq[s - RTFIRST] > 1)
+			TP(f)->rtq[s - RTFIRST]--;	/* more queued: stays pending */
 		else {
 			if (is_rt(s))
-				f->tp.rtq[s - RTFIRST] = 0;
-			__atomic_fetch_and(&f->tp.pending, ~SIGBIT(s), __ATOMIC_ACQ_REL);
+				TP(f)->rtq[s - RTFIRST] = 0;
+			__atomic_fetch_and(&f->sig_pending, ~SIGBIT(s), __ATOMIC_ACQ_REL);
 		}
 	}
 	xsc__spin_unlock(&tp.lock);
@@ -1347,9 +1342,9 @@ static long park_for(struct xsc_fiber *f, uint64_t set, int64_t deadline)
 		return efd;
 	}
 	xsc__spin_lock(&tp.lock);
-	if (!(f->tp.pending & set)) {
-		f->tp.wait_set = set;
-		f->tp.wait_fd = (int)efd + 1;
+	if (!(f->sig_pending & set)) {
+		TP(f)->wait_set = set;
+		TP(f)->wait_fd = (int)efd + 1;
 		r = 1;
 	}
 	xsc__spin_unlock(&tp.lock);
@@ -1365,8 +1360,8 @@ static long park_for(struct xsc_fiber *f, uint64_t set, int64_t deadline)
 		}
 		r = xsc_syscall(SYS_ppoll, (long)p, 2, (long)lp, 0, 8, 0);
 		xsc__spin_lock(&tp.lock);
-		f->tp.wait_fd = 0;
-		f->tp.wait_set = 0;
+		TP(f)->wait_fd = 0;
+		TP(f)->wait_set = 0;
 		xsc__spin_unlock(&tp.lock);
 		r = r == 0 ? -ETIMEDOUT : (r < 0 && r != -EINTR) ? r : 0;
 	}
@@ -1379,7 +1374,7 @@ static long park_for(struct xsc_fiber *f, uint64_t set, int64_t deadline)
 static void takes(struct xsc_fiber *f, uint64_t set)
 {
 	xsc__spin_lock(&tp.lock);
-	f->tp.takes = set;
+	TP(f)->takes = set;
 	xsc__spin_unlock(&tp.lock);
 }
 
@@ -1464,17 +1459,17 @@ long tp_sigsuspend(const long *a)
 	tp_account(old, ~0ULL);
 	for (;;) {
 		struct xsc_vcpu *v = xsc__vcpu();	/* may change after a park */
-		uint32_t before = f->tp.nsig;
+		uint32_t before = TP(f)->nsig;
 
 		f->sigmask = nm;
-		v->tp.sigmask = nm;
+		TP(v)->sigmask = nm;
 		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&nm, 0, 8);
-		if (f->tp.pending & ~nm)
+		if (f->sig_pending & ~nm)
 			xsc__tp_deliver(f);
 		f->sigmask = old;
-		v->tp.sigmask = old;
+		TP(v)->sigmask = old;
 		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8);
-		if (f->tp.nsig != before) {
+		if (TP(f)->nsig != before) {
 			r = -EINTR;
 			break;
 		}

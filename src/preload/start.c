@@ -36,16 +36,16 @@ static void vcpu_start(struct xsc_vcpu *v)
 
 	/* GS points at the vcpu for the native-call stub (stub_x86_64.S):
 	 * %gs-relative loads need no FSGSBASE */
-	v->tp.self = v;
+	TP(v)->self = v;
 	xsc__sys2(SYS_arch_prctl, ARCH_SET_GS, v);
-	v->tp.fs = rdfsbase();
-	v->own_sel = xsc__tls_slot(v->tp.fs);
-	v->tp.ktid = (int)xsc__sys0(SYS_gettid);
-	v->tp.sel = TP_SEL_ALLOW;
-	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, 0, &v->tp.sigmask, 8);
+	v->own_fs = rdfsbase();
+	v->own_sel = xsc__tls_slot(v->own_fs);
+	TP(v)->ktid = (int)xsc__sys0(SYS_gettid);
+	TP(v)->sel = TP_SEL_ALLOW;
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, 0, &TP(v)->sigmask, 8);
 	r = xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
 		      (long)tp.text_lo, (long)(tp.text_hi - tp.text_lo),
-		      (long)&v->tp.sel, 0);
+		      (long)&TP(v)->sel, 0);
 	if (r < 0) {	/* probed before: only a kernel change gets here */
 		xsc__say("xsc run: syscall user dispatch failed on a vcpu (%ld)\n", r);
 		abort();
@@ -56,6 +56,64 @@ static void vcpu_start(struct xsc_vcpu *v)
 	if (r < 0)	/* its calls then run inline (handle.c start_worker) */
 		xsc__say("xsc run: no syscall thread on a vcpu (%s)\n", strerror((int)-r));
 }
+
+/* A program's thread is switched in on v: the kernel thread takes its
+ * signal mask. */
+static void switch_in(struct xsc_vcpu *v, struct xsc_fiber *f)
+{
+	if (f->sigmask != TP(v)->sigmask) {
+		xsc__sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&f->sigmask, 0, 8, 0, 0);
+		TP(v)->sigmask = f->sigmask;
+	}
+}
+
+/* v sleeps with no thread to run.  The last thread's mask (glibc blocks
+ * every signal before a thread exits) must not keep process signals out
+ * while it sleeps, and a signal every thread blocks (one a sigwait thread
+ * waits for) must not be taken here: it takes the mask of signals no
+ * thread accepts (signals.c, tp_idle_mask). */
+_Atomic uint64_t xsc__tp_idlemask;
+
+static void idle(struct xsc_vcpu *v)
+{
+	uint64_t m = atomic_load(&xsc__tp_idlemask);
+
+	if (TP(v)->sigmask != m) {
+		xsc__sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, 0, 8, 0, 0);
+		TP(v)->sigmask = m;
+	}
+}
+
+/* f is about to post call nr, which a signal may cancel (signals.c,
+ * tp_scan): what a canceled sleep needs to report the time left, on the
+ * sleep's own clock, as the kernel counts it. */
+static void call_begin(struct xsc_fiber *f, long nr, const long *a)
+{
+	TP(f)->call_nr = nr;
+	if (nr == SYS_nanosleep || nr == SYS_clock_nanosleep) {
+		struct timespec now = { 0, 0 };
+		xsc__sys2(SYS_clock_gettime, nr == SYS_nanosleep ?
+			  CLOCK_MONOTONIC : a[0], (long)&now);
+		TP(f)->call_args = a;
+		TP(f)->call_t0 = now.tv_sec * 1000000000LL + now.tv_nsec;
+	}
+}
+
+/* What the runtime calls (sched/ext.h). */
+static const struct xsc_rt_ops tp_ops = {
+	.flags = XSC_EXT_VCPU_BLOCKED | XSC_EXT_OWN_SIGPIPE,
+	.vcpu_start = vcpu_start,
+	.reap = tp_reap,
+	.scan = tp_scan,
+	.deferred = tp_run_deferred,
+	.call_begin = call_begin,
+	.call_posted = tp_posted,
+	.call_end = tp_interrupted,
+	.switch_in = switch_in,
+	.idle = idle,
+};
+
+bool xsc__tp;
 
 /* The process's main thread (a forked child's: the one that forked) has
  * nothing to run from here on, but it is what /proc shows and what kill(2)
@@ -122,7 +180,7 @@ static void rearm(void)
 	}
 	/* this thread's rseq area is in the parent's vcpu thread's TLS,
 	 * which libc has just put back in its stack cache */
-	unregister_rseq(old->tp.fs, false);
+	unregister_rseq(old->own_fs, false);
 	tp.lock = 0;
 	tp_mask_lock = 0;
 	tp_recs.lock = 0;
@@ -134,16 +192,16 @@ static void rearm(void)
 	atomic_store(&tp.nthreads, 0);
 	atomic_store(&tp.live, 1);	/* the thread that forked */
 	f->vtid = (int)tp.child_pid;	/* gettid() == getpid(), as natively */
-	f->tp.link = NULL;
+	TP(f)->link = NULL;
 	f->home = NULL;
 	f->state = F_RUNNING;
-	f->tp.pending = 0;	/* a child starts with no signal pending */
-	memset(f->tp.rtq, 0, sizeof(f->tp.rtq));
-	f->tp.wait_set = 0;
-	f->tp.takes = 0;
-	f->tp.wait_fd = 0;
-	f->tp.call = 0;
-	atomic_store(&f->tp.intr, 0);
+	f->sig_pending = 0;	/* a child starts with no signal pending */
+	memset(TP(f)->rtq, 0, sizeof(TP(f)->rtq));
+	TP(f)->wait_set = 0;
+	TP(f)->takes = 0;
+	TP(f)->wait_fd = 0;
+	f->call_id = 0;
+	atomic_store(&f->intr, 0);
 	tp_tid_add(f);
 	tp_account(~0ULL, f->sigmask);
 	tp_idle_mask(false);
@@ -172,7 +230,7 @@ static void rearm(void)
 		abort();
 	xsc__ctx_switch(&f->ctx, &park);
 	/* f, on a vcpu of the child's runtime */
-	xsc__vcpu()->tp.sel = TP_SEL_BLOCK;
+	TP(xsc__vcpu())->sel = TP_SEL_BLOCK;
 }
 
 static const char *why_not(void)
@@ -273,17 +331,10 @@ static bool first_process(void)
 	return !env || atol(env) == (long)xsc__sys0(SYS_getpid);
 }
 
-static int start(void)
+/* Whether transparent mode can run here (0), or why not (-1, said). */
+static int can_start(void)
 {
-	struct xsc_runtime_config cfg;
-	struct kact k = { (void *)tp_on_sigsys,
-			  SA_SIGINFO | SA_NODEFER | SA_RESTORER,
-			  (void *)xsc__tp_restorer, 0 };
-	struct xsc_fiber *mainf;
-	struct xsc_ctx park;
-	const char *why, *env;
-	void *pstack;
-	uint64_t mask;
+	const char *why;
 	long nr;
 
 	if ((nr = tp_check_emulators()) >= 0) {
@@ -293,7 +344,7 @@ static int start(void)
 			 xsc_syscall_name(nr));
 		abort();
 	}
-	dl_iterate_phdr(find_text, (void *)(uintptr_t)start);
+	dl_iterate_phdr(find_text, (void *)(uintptr_t)can_start);
 	if (!tp.text_lo)
 		why = "cannot find the library's own text";
 	else
@@ -316,15 +367,17 @@ static int start(void)
 		xsc__hostprof_source(hp, src, sizeof(src));
 		xsc__say("xsc run: host profile %s\n", src);
 	}
-	xsc__tp_rewrite_init();
-	hw_paths();
-	xsc_runtime_config_init(&cfg);
-	if ((env = getenv("XSC_THREADS")) != NULL && atoi(env) > 0)
-		cfg.nthreads = (unsigned)atoi(env);
-	if ((env = getenv("XSC_NPAGES")) != NULL && atoi(env) > 0)
-		cfg.npages = (unsigned)atoi(env);
-	tp.affinity_len = xsc__sys3(SYS_sched_getaffinity, 0, sizeof(tp.affinity),
-				    tp.affinity);
+	return 0;
+}
+
+/* The program's handlers go through the trampoline, and SIGSYS (a
+ * trapped call) is the shim's: 0, or -1 (said). */
+static int take_signals(void)
+{
+	struct kact k = { (void *)tp_on_sigsys,
+			  SA_SIGINFO | SA_NODEFER | SA_RESTORER,
+			  (void *)xsc__tp_restorer, 0 };
+
 	for (int s = 1; s <= 64; s++)
 		if (s != SIGKILL && s != SIGSTOP)
 			xsc__sys4(SYS_rt_sigaction, s, 0, &tp.act[s], 8);
@@ -338,13 +391,15 @@ static int start(void)
 		xsc__say("xsc run: cannot tp_install the SIGSYS handler; running natively\n");
 		return -1;
 	}
-	mainf = tp_rec_get();
-	pstack = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (!mainf || pstack == MAP_FAILED) {
-		xsc__say("xsc run: out of memory at start; running natively\n");
-		return -1;
-	}
+	return 0;
+}
+
+/* The process's main thread as a fiber: the thread it is, as the
+ * program sees it. */
+static void main_thread(struct xsc_fiber *mainf)
+{
+	uint64_t mask;
+
 	atomic_store(&tp.next_vtid, 0x40000000);	/* above any pid_max */
 	/* the pid at start-up; the thread's own id when it goes live later
 	 * (the one thread left may be another after an exec) */
@@ -363,6 +418,67 @@ static int start(void)
 	mainf->sigmask = mask & ~SIGBIT(SIGSYS);
 	tp_account(~0ULL, mainf->sigmask);
 	atomic_store(&tp.live, 1);
+}
+
+/* The runtime's settings from the environment. */
+static void settings(struct xsc_runtime_config *cfg)
+{
+	const char *env;
+
+	xsc_runtime_config_init(cfg);
+	if ((env = getenv("XSC_THREADS")) != NULL && atoi(env) > 0)
+		cfg->nthreads = (unsigned)atoi(env);
+	if ((env = getenv("XSC_NPAGES")) != NULL && atoi(env) > 0)
+		cfg->npages = (unsigned)atoi(env);
+	tp.cfg = *cfg;
+	tp.fork_native = (env = getenv("XSC_FORK")) != NULL && strcmp(env, "native") == 0;
+	tp.preempt_ns = 10 * 1000000L;
+	if ((env = getenv("XSC_PREEMPT_MS")) != NULL)
+		tp.preempt_ns = atol(env) * 1000000L;
+	tp.preempt_cookie = (int)(xsc__now() ^ (xsc__sys0(SYS_getpid) << 16)) | 1;
+}
+
+/* glibc installs its SIGSETXID handler at the first pthread_create, the
+ * runtime's own: setxid() runs it, and through the trampoline its calls
+ * trap into in_handler() wherever it runs.  (SIGCANCEL's, installed then
+ * too, stays as glibc made it: asynchronous cancellation unwinds out of
+ * its handler, past the trampoline's epilogue.) */
+static void take_setxid(void)
+{
+	struct kact now;
+
+	if (xsc__sys4(SYS_rt_sigaction, SIGSETXID, 0, &now, 8) == 0 &&
+	    now.handler != SIG_DFL && now.handler != SIG_IGN &&
+	    now.handler != (void *)tp_sig_tramp) {
+		tp.act[SIGSETXID] = now;
+		tp_install(SIGSETXID, &now);
+	}
+}
+
+static int start(void)
+{
+	struct xsc_runtime_config cfg;
+	struct xsc_fiber *mainf;
+	struct xsc_ctx park;
+	void *pstack;
+
+	if (can_start() < 0)
+		return -1;
+	xsc__tp_rewrite_init();
+	hw_paths();
+	settings(&cfg);
+	tp.affinity_len = xsc__sys3(SYS_sched_getaffinity, 0, sizeof(tp.affinity),
+				    tp.affinity);
+	if (take_signals() < 0)
+		return -1;
+	mainf = tp_rec_get();
+	pstack = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (!mainf || pstack == MAP_FAILED) {
+		xsc__say("xsc run: out of memory at start; running natively\n");
+		return -1;
+	}
+	main_thread(mainf);
 	tp.tkill_code = tkill_code();
 	/* the kernel would keep updating the area for this (soon parked)
 	 * thread, not for whichever vcpu runs main: make sched_getcpu() ask */
@@ -372,18 +488,7 @@ static int start(void)
 	tp_kinds_init();
 	xsc__tp = true;
 	xsc__raw_workers = true;	/* no glibc locks in syscall threads */
-	xsc__tp_vcpu_start = vcpu_start;
-	xsc__tp_reap = tp_reap;
-	xsc__tp_scan = tp_scan;
-	xsc__tp_interrupted = tp_interrupted;
-	xsc__tp_posted = tp_posted;
-	tp_deferred_init();
-	tp.cfg = cfg;
-	tp.fork_native = (env = getenv("XSC_FORK")) != NULL && strcmp(env, "native") == 0;
-	tp.preempt_ns = 10 * 1000000L;
-	if ((env = getenv("XSC_PREEMPT_MS")) != NULL)
-		tp.preempt_ns = atol(env) * 1000000L;
-	tp.preempt_cookie = (int)(xsc__now() ^ (xsc__sys0(SYS_getpid) << 16)) | 1;
+	xsc__rt_extend(&tp_ops);
 	if (tp.preempt_ns > 0)
 		tp_install(PREEMPT_SIG, &tp.act[PREEMPT_SIG]);
 	if (!first_process() && !tp.verbose)
@@ -396,21 +501,7 @@ static int start(void)
 		xsc__say("xsc run: glibc's thread count (__nptl_nthreads) not found: "
 			 "a process whose main thread is not its last ends without "
 			 "running its atexit handlers\n");
-	/* glibc installs its SIGSETXID handler at the first pthread_create,
-	 * the runtime's own: setxid() runs it, and through the trampoline
-	 * its calls trap into in_handler() wherever it runs.  (SIGCANCEL's,
-	 * installed then too, stays as glibc made it: asynchronous
-	 * cancellation unwinds out of its handler, past the trampoline's
-	 * epilogue.) */
-	{
-		struct kact now;
-		if (xsc__sys4(SYS_rt_sigaction, SIGSETXID, 0, &now, 8) == 0 &&
-		    now.handler != SIG_DFL && now.handler != SIG_IGN &&
-		    now.handler != (void *)tp_sig_tramp) {
-			tp.act[SIGSETXID] = now;
-			tp_install(SIGSETXID, &now);
-		}
-	}
+	take_setxid();
 	/* after the runtime's own child handlers (handle.c: the parent's
 	 * handles are foreign in the child), which its start registered */
 	pthread_atfork(NULL, NULL, rearm);
@@ -438,8 +529,8 @@ static void __attribute__((destructor)) report(void)
 	if (!xsc__tp || !tp.verbose)
 		return;
 	for (int i = 0; i < xsc__rt.n; i++) {
-		trap += xsc__rt.v[i].tp.ntrap;
-		fast += xsc__rt.v[i].tp.nfast;
+		trap += TP(&xsc__rt.v[i])->ntrap;
+		fast += TP(&xsc__rt.v[i])->nfast;
 		loads += xsc__rt.v[i].tls_loads;
 		nsw += xsc__rt.v[i].switches;
 		sys += xsc__rt.v[i].tls_sys;
@@ -524,7 +615,7 @@ static void go_live(void)
 	if (tp.verbose)
 		xsc__say("xsc run: process %ld: its second thread starts the "
 			 "runtime\n", xsc__sys0(SYS_getpid));
-	xsc__vcpu()->tp.sel = TP_SEL_BLOCK;
+	TP(xsc__vcpu())->sel = TP_SEL_BLOCK;
 }
 
 XSC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
@@ -570,7 +661,7 @@ static int wrap_main(int argc, char **argv, char **envp)
 		return tp.main(argc, argv, envp);
 	if (when && strcmp(when, "now") == 0) {
 		if (start() == 0)
-			xsc__vcpu()->tp.sel = TP_SEL_BLOCK;
+			TP(xsc__vcpu())->sel = TP_SEL_BLOCK;
 	} else {
 		tp.verbose = getenv("XSC_VERBOSE") != NULL;
 		tp.solo = true;

@@ -15,7 +15,7 @@ void tp_tid_add(struct xsc_fiber *f)
 	struct xsc_fiber **h = &tp.tids[(unsigned)f->vtid % NTID];
 
 	xsc__spin_lock(&tp.lock);
-	f->tp.link = *h;
+	TP(f)->link = *h;
 	*h = f;
 	xsc__spin_unlock(&tp.lock);
 }
@@ -24,9 +24,9 @@ static void tid_del(struct xsc_fiber *f)
 {
 	xsc__spin_lock(&tp.lock);
 	for (struct xsc_fiber **p = &tp.tids[(unsigned)f->vtid % NTID]; *p;
-	     p = &(*p)->tp.link) {
+	     p = &TP((*p))->link) {
 		if (*p == f) {
-			*p = f->tp.link;
+			*p = TP(f)->link;
 			break;
 		}
 	}
@@ -59,8 +59,8 @@ static void child_entry(void *arg)
 {
 	struct xsc_fiber *f = arg;
 
-	xsc__vcpu()->tp.sel = TP_SEL_BLOCK;
-	xsc__tp_resume(f->tp.regs);
+	TP(xsc__vcpu())->sel = TP_SEL_BLOCK;
+	xsc__tp_resume(TP(f)->regs);
 }
 
 #define THREAD_FLAGS (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | \
@@ -89,10 +89,10 @@ long tp_spawn(uint64_t flags, uint64_t lo, uint64_t sp, int *ptid, int *ctid,
 	memcpy(g, uc->uc_mcontext.gregs, sizeof(gregset_t));
 	g[REG_RSP] = (greg_t)sp;
 	g[REG_RAX] = 0;
-	f->tp.regs = g;
+	TP(f)->regs = g;
 	if (lo && lo < sp) {
-		f->tp.stack_lo = lo;
-		f->tp.stack_hi = sp;
+		f->tstack_lo = lo;
+		f->tstack_hi = sp;
 	}
 	f->fs = flags & CLONE_SETTLS ? tls : cur_fiber()->fs;
 	/* a slot of its own only for a block of its own */
@@ -177,7 +177,7 @@ void tp_repin(struct xsc_vcpu *v)
 {
 	unsigned long m[16] = { 0 };
 
-	v->tp.repin = false;
+	TP(v)->repin = false;
 	if (!xsc__rt.cfg.pin || v->cpu < 0 || v->cpu >= (int)(sizeof(m) * 8))
 		return;
 	m[v->cpu / 64] = 1UL << (v->cpu % 64);
@@ -207,11 +207,11 @@ long tp_fork_like(long nr, const long *a, ucontext_t *uc)
 		 * made with the process's affinity, and the vcpu is pinned
 		 * again at its next call (dispatch) */
 		unpin();
-		v->tp.repin = true;
-		v->tp.ret = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+		TP(v)->repin = true;
+		TP(v)->ret = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)xsc__tp_native_stub;
 		uc->uc_mcontext.gregs[REG_RAX] = nr;
-		v->tp.vfork = true;	/* the selector stays ALLOW (see the stub) */
+		TP(v)->vfork = true;	/* the selector stays ALLOW (see the stub) */
 		return KEEP_REGS;
 	}
 	r = xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
@@ -244,7 +244,7 @@ long tp_exec(long nr, const long *a)
 	tp_repin(xsc__vcpu());
 	xsc__sys6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
 		  (long)tp.text_lo, (long)(tp.text_hi - tp.text_lo),
-		  (long)&xsc__vcpu()->tp.sel, 0);
+		  (long)&TP(xsc__vcpu())->sel, 0);
 	return r;
 }
 

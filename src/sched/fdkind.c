@@ -10,7 +10,7 @@
  * file a server opens, reads and closes, where natively there is none.
  * Most programs ask themselves: stdio and servers fstat a file they just
  * opened.  So the kind is taken from the program's own fstat, newfstatat
- * or statx of a descriptor (preload.c), or from the statx the reaper had
+ * or statx of a descriptor (seen by the extension), or from the statx the reaper had
  * to make, and kept until the descriptor is closed.
  *
  * Exact, not a guess: a kind is used only while the descriptor cannot

@@ -24,9 +24,9 @@
  * and a record never has more than a holder or two in the kernel.
  *
  * The wait is the emulated futex (futex.c) on the record's own queue, so a signal for a fiber
- * queued here (transparent mode) takes it off with -EINTR like any futex
+ * queued here (a program thread of the extension) takes it off with -EINTR like any futex
  * wait; the fiber then posts its call, which the pending signal
- * interrupts as it interrupts any posted call (preload/signals.c).
+ * interrupts as it interrupts any posted call (ops->call_posted, ext.h).
  *
  * Bypassed, because they never wait or must not wait behind another: an
  * O_NONBLOCK descriptor (looked at only when the turn is taken or entries

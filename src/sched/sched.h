@@ -30,9 +30,10 @@
 
 #include "fiber/ctx.h"
 #include "internal.h"
-#include "preload/state.h"
 #include "rawsys.h"
 #include "xsc.h"
+
+#include "sched/ext.h"
 
 #define XSC_MAX_KEYS 64
 
@@ -76,7 +77,7 @@ struct xsc_fiber {
 	struct xsc_fiber *joiner;
 	void *timed_q;			/* its timed wait's record (sync.c) */
 	struct xsc_keyvals *kv;		/* its key values (NULL: none set) */
-	/* transparent mode (src/preload): a thread of an unmodified program */
+	/* a thread of a program the extension runs (ext.h) */
 	uint64_t fs;			/* its thread pointer (0: not such a fiber) */
 	uint16_t fs_sel;		/* its LDT selector (tls.c), 0: none */
 	uint64_t sigmask;		/* its signal mask */
@@ -84,7 +85,19 @@ struct xsc_fiber {
 	uint32_t *ctid;			/* CLONE_CHILD_CLEARTID word */
 	void *robust;			/* set_robust_list head (kept, not walked) */
 	size_t robust_len;
-	struct xsc_tp_fiber tp;		/* the rest: preload/state.h */
+	uint64_t sig_pending;		/* signals sent to it, not yet handled
+					   (written by the extension) */
+	_Atomic int intr;		/* the extension asked to interrupt its
+					   call: 1, 2 canceled */
+	int call_id;			/* entry id + 1 of the posted call it
+					   waits in (0: none): a call a signal
+					   may cancel */
+	bool creds_wide;		/* its next credential call is made for
+					   every thread of the process */
+	uintptr_t tstack_lo, tstack_hi;	/* its stack as its creator gave it
+					   (0: not known) */
+	/* the extension's own state (ext.h) */
+	_Alignas(16) unsigned char ext[XSC_FIBER_EXT];
 	struct xsc_vcpu *turn_v;	/* the vcpu its descriptor turn counts on (fdq.c) */
 	/* futex waits (futex.c) */
 	const uint32_t *fx_addr;
@@ -94,9 +107,9 @@ struct xsc_fiber {
 };
 
 struct xsc_vcpu {
-	/* transparent mode: first, read at fixed offsets through %gs
-	 * (preload/state.h) */
-	struct xsc_tp_vcpu tp;
+	/* the extension's own state (ext.h): first, where code running on
+	 * the vcpu finds it at fixed offsets through %gs */
+	_Alignas(64) unsigned char ext[XSC_VCPU_EXT];
 	int id, cpu;
 	pthread_t th;
 	struct xsc *x;			/* this vcpu's syscall pages */
@@ -123,20 +136,25 @@ struct xsc_vcpu {
 	/* fibers waiting for a free syscall entry (vcpu-local, no lock) */
 	struct xsc_wq ewait;
 	uint64_t switches;
-	/* transparent mode: thread pointer loads made by a system call
+	/* thread pointer loads made by a system call
 	 * (arch_prctl) and by any means (tls.c) */
 	uint64_t tls_sys, tls_loads;
 	uint16_t own_sel;		/* the LDT selector of its own TLS, 0: none */
 	_Atomic int holding;		/* descriptor turns its fibers hold (fdq.c) */
 	unsigned sandbox_gen;		/* sandbox changes applied here (sandbox.c) */
 	volatile int nlocks;		/* runtime spinlocks its kernel thread holds */
+	volatile uint64_t deferred;	/* work the extension put off until
+					   nlocks is 0 (ops->deferred) */
+	_Atomic int scan;		/* the extension asks for ops->scan
+					   before the next fiber runs */
+	uint64_t own_fs;		/* its kernel thread's own thread pointer */
 } __attribute__((aligned(64)));
 
 struct xsc_rt {
 	struct xsc_vcpu *v;
 	int n;
 	_Atomic int stop;
-	_Atomic int closing;		/* xsc_main failed to start (runtime.c) */
+	_Atomic int closing;		/* xsc_main failed to start: CLOSE_* */
 	_Atomic int nidle;
 	_Atomic unsigned sandbox_gen;	/* sandbox changes made (sandbox.c) */
 	bool quiet;			/* every handle opened quiet (a forked child) */
@@ -148,18 +166,12 @@ struct xsc_rt {
 extern struct xsc_rt xsc__rt;
 extern __thread struct xsc_vcpu *xsc__self;	/* NULL outside a vcpu */
 
-/* Transparent mode (src/preload): fibers run with the program's own thread
- * pointers, so libc's TLS (and ours) follows the fiber, not the kernel
- * thread.  The vcpu is then found through the GS base, which every vcpu
- * thread sets to its struct xsc_vcpu and nothing else in user space uses
- * on x86-64 Linux. */
-extern bool xsc__tp;
-/* transparent mode: the kernel mask of a vcpu with no fiber to run (preload/signals.c:
- * every signal no thread of the program accepts) */
-extern _Atomic uint64_t xsc__tp_idlemask;
-/* How a thread pointer is loaded (tls.c): wrfsbase (HWCAP2_FSGSBASE), an
- * LDT selector for a TLS block below 4 GiB with arch_prctl for the
- * others, or arch_prctl only.  Chosen at start (preload/start.c). */
+/* Fibers with a thread pointer of their own (f->fs, a program's threads
+ * run by the extension): libc's TLS (and ours) follows the fiber, not the
+ * kernel thread.  How a thread pointer is loaded (tls.c): wrfsbase
+ * (HWCAP2_FSGSBASE), an LDT selector for a TLS block below 4 GiB with
+ * arch_prctl for the others, or arch_prctl only.  Chosen by the
+ * extension at its start. */
 enum { XSC_TLS_WRFSBASE, XSC_TLS_LDT, XSC_TLS_ARCH_PRCTL };
 extern int xsc__tls_how;
 extern const char *xsc__tls_why;	/* why not the LDT, where it is not used */
@@ -202,25 +214,23 @@ static inline int *xsc__errno_now(void)
 {
 	return (int *)(xsc__tls_now() + (uint64_t)xsc__errno_off);
 }
-/* hooks set by the transparent layer */
-extern void (*xsc__tp_vcpu_start)(struct xsc_vcpu *v);
-extern void (*xsc__tp_reap)(struct xsc_fiber *f);
-/* transparent mode: cancels the calls of this vcpu's fibers that a signal
- * interrupts; decides what an interrupted call returns (XSC_TP_RESTART:
- * issue it again, after the handlers ran) */
-extern void (*xsc__tp_scan)(struct xsc_vcpu *v);
 /* v's fiber is about to block v in a call run in the caller: an idle
- * vcpu steals v's new fibers first (runtime.c). */
+ * vcpu steals v's new fibers first (queue.c). */
 void xsc__rt_may_block(struct xsc_vcpu *v);
-extern long (*xsc__tp_interrupted)(struct xsc_fiber *f, long nr, long r);
-/* Fiber f's call is in flight and a signal was sent to it before: the
- * shim asks for the call to be interrupted if it is one a signal
- * interrupts (preload/signals.c). */
-extern void (*xsc__tp_posted)(struct xsc_fiber *f);
-/* transparent mode: runs the signal handlers deferred while v's kernel
- * thread held runtime locks (xsc__spin_unlock, at nlocks 0) */
-extern void (*xsc__tp_deferred)(struct xsc_vcpu *v);
-#define XSC_TP_RESTART (-4096L - 1)
+
+/* Between the runtime's files (queue.c, fiber.c, loop.c, runtime.c). */
+void xsc__rq_push(struct xsc_vcpu *v, struct xsc_fiber *f);
+struct xsc_fiber *xsc__rq_pop(struct xsc_vcpu *v);
+struct xsc_fiber *xsc__steal(struct xsc_vcpu *v);	/* new fibers of another vcpu */
+struct xsc_vcpu *xsc__place(void);	/* where a new fiber goes */
+void xsc__reap_dead(struct xsc_vcpu *v, struct xsc_fiber *f);	/* its stack is free */
+bool xsc__fiber_umem(uint64_t tag, uintptr_t p, size_t len);	/* xsc__umem_ours */
+void *xsc__vcpu_thread(void *arg);	/* a vcpu's kernel thread */
+int xsc__vcpu_init(struct xsc_vcpu *v);	/* its handle, on its thread */
+void xsc__vcpu_loop(struct xsc_vcpu *v);	/* the scheduler, until stop */
+/* xsc__rt.closing: when xsc_main fails before its first fiber, the
+ * vcpus close their own handles as they stop, after its kicks. */
+enum { CLOSE_NO, CLOSE_AFTER_KICKS, CLOSE_NOW };
 
 /* A table indexed by descriptor number (fdtab.c): `per` descriptors of
  * `size` bytes in each chunk, chunks made when first asked for with
@@ -248,12 +258,12 @@ static inline struct xsc_vcpu *xsc__vcpu(void)
 	return xsc__self;
 }
 
-/* Transparent mode: whether a signal another thread sent to fiber f is
- * pending and not blocked (preload/signals.c), so that a wait must not
+/* Whether a signal another thread sent to fiber f is pending and not
+ * blocked (the extension's f->sig_pending), so that a wait must not
  * begin.  Always false for the xsc threads API. */
 static inline bool xsc__signal_pending(const struct xsc_fiber *f)
 {
-	return f->fs && (__atomic_load_n(&f->tp.pending, __ATOMIC_ACQUIRE) & ~f->sigmask);
+	return f->fs && (__atomic_load_n(&f->sig_pending, __ATOMIC_ACQUIRE) & ~f->sigmask);
 }
 
 static inline struct xsc_fiber *xsc__cur(void)
@@ -263,7 +273,7 @@ static inline struct xsc_fiber *xsc__cur(void)
 }
 
 /* Starts the vcpus on threads of their own (the caller is not one) and
- * returns once all of them run; transparent mode. */
+ * returns once all of them run: the extension's start. */
 int xsc__rt_start(const struct xsc_runtime_config *cfg);
 /* In a forked child (one kernel thread, the parent's memory): drops the
  * parent's vcpus and every lock and wait queue their threads may have

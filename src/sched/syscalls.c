@@ -147,40 +147,44 @@ static long ring_wait(const long *a)
 	return r;
 }
 
-static long fiber_call(long nr, const long *a)
+/* A call the vcpu's route runs in the caller's kernel thread. */
+static long call_inline(struct xsc_vcpu *v, long nr, const long *a)
 {
-	struct xsc_vcpu *v = xsc__vcpu();
-	struct xsc_fiber *f = v ? v->cur : NULL;
+	long r;
+
+	if (__builtin_expect(xsc__rt_sandboxing(nr, a), 0))
+		return xsc__rt_sandbox_call(v, nr, a);
+	if (nr == SYS_io_uring_enter)
+		return ring_wait(a);
+	if (xsc__may_block(&xsc__sys[nr]))
+		xsc__rt_may_block(v);
+	r = xsc__call_here(nr, (const int64_t *)a);
+	if (nr == SYS_io_uring_setup && r >= 0)
+		ring_made(r, a);
+	return r;
+}
+
+/* Fiber f of an extension (a program's thread) posted call `id`: a
+ * signal may cancel it. */
+static void cancellable(struct xsc_fiber *f, long nr, const long *a, int id)
+{
+	if (xsc__ext->call_begin)
+		xsc__ext->call_begin(f, nr, a);
+	/* a full barrier, then a look at the signals sent to it: a sender
+	 * that set one before it saw no call to interrupt; the vcpu cancels
+	 * it before the next fiber (ops->scan) */
+	__atomic_store_n(&f->call_id, id + 1, __ATOMIC_SEQ_CST);
+	if (xsc__signal_pending(f) && xsc__ext->call_posted)
+		xsc__ext->call_posted(f);
+}
+
+/* Posts f's call and parks until its completion resumes f. */
+static long call_posted(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const long *a)
+{
 	struct xsc_fdq *q;
 	long ret;
 	int id;
 
-	if (!f)
-		return outside(nr, a);
-	if (nr < 0 || nr >= XSC_NR_MAX)
-		return -ENOSYS;
-	if (__builtin_expect(nr == SYS_close || nr == SYS_dup2 || nr == SYS_dup3, 0))
-		xsc__fdq_closed((int)a[nr == SYS_close ? 0 : 1]);
-	if (xsc__rt_creds_behind(v))	/* before any call of the program */
-		xsc__rt_creds_catch_up(v);
-	if (v->x->head[nr].route == XSC_BACKEND_INLINE) {
-		long r;
-		if (__builtin_expect(xsc__rt_sandboxing(nr, a), 0))
-			return xsc__rt_sandbox_call(v, nr, a);
-		if (nr == SYS_io_uring_enter)
-			return ring_wait(a);
-		if (xsc__may_block(&xsc__sys[nr]))
-			xsc__rt_may_block(v);
-		r = xsc__call_here(nr, (const int64_t *)a);
-		if (nr == SYS_io_uring_setup && r >= 0)
-			ring_made(r, a);
-		return r;
-	}
-	/* cheaper here for these arguments (.cheap_if): no park at all */
-	if ((v->x->head[nr].route == XSC_BACKEND_URING ||
-	     v->x->head[nr].route == XSC_BACKEND_SQPOLL) && v->x->have_ring &&
-	    xsc__cheap_here(v->x, &xsc__sys[nr], (const int64_t *)a))
-		return xsc__call_here(nr, (const int64_t *)a);
 again:
 	/* a call that may wait for another party takes its descriptor's
 	 * turn first (fdq.c): one fiber in the kernel per descriptor and
@@ -204,26 +208,10 @@ again:
 		xsc_flush(v->x);
 		xsc_poll(v->x);	/* a result reaped here is kept for the suspend */
 	}
-	if (f->fs) {	/* a program's thread: a signal may cancel the call */
-		f->tp.call_nr = nr;
-		if (nr == SYS_nanosleep || nr == SYS_clock_nanosleep) {
-			/* the time left (preload/signals.c): on the sleep's
-			 * own clock, as the kernel counts it */
-			struct timespec now = { 0, 0 };
-			xsc__sys2(SYS_clock_gettime, nr == SYS_nanosleep ?
-				  CLOCK_MONOTONIC : a[0], (long)&now);
-			f->tp.call_args = a;
-			f->tp.call_t0 = now.tv_sec * 1000000000LL + now.tv_nsec;
-		}
-		/* a full barrier, then a look at the signals sent to it: a
-		 * sender that set one before it saw no call to interrupt
-		 * (tp_tid_post); the vcpu cancels it before the next fiber */
-		__atomic_store_n(&f->tp.call, id + 1, __ATOMIC_SEQ_CST);
-		if (xsc__signal_pending(f) && xsc__tp_posted)
-			xsc__tp_posted(f);
-	}
+	if (f->fs)
+		cancellable(f, nr, a, id);
 	ret = xsc__suspend(NULL);	/* the completion resumes us */
-	f->tp.call = 0;
+	f->call_id = 0;
 	if (q)
 		xsc__fdq_leave(q, nr, a);
 	if (__builtin_expect(f->sigpipe, 0)) {
@@ -231,14 +219,37 @@ again:
 		f->sigpipe = false;
 		xsc__sys3(SYS_tgkill, xsc__sys0(SYS_getpid), xsc__sys0(SYS_gettid), SIGPIPE);
 	}
-	if (__builtin_expect(atomic_load(&f->tp.intr) != 0, 0) && xsc__tp_interrupted) {
-		ret = xsc__tp_interrupted(f, nr, ret);
-		if (ret != XSC_TP_RESTART)
+	if (__builtin_expect(atomic_load(&f->intr) != 0, 0) && xsc__ext->call_end) {
+		ret = xsc__ext->call_end(f, nr, ret);
+		if (ret != XSC_CALL_RESTART)
 			return ret;
 		v = xsc__vcpu();
 		goto again;
 	}
 	return ret;
+}
+
+static long fiber_call(long nr, const long *a)
+{
+	struct xsc_vcpu *v = xsc__vcpu();
+	struct xsc_fiber *f = v ? v->cur : NULL;
+
+	if (!f)
+		return outside(nr, a);
+	if (nr < 0 || nr >= XSC_NR_MAX)
+		return -ENOSYS;
+	if (__builtin_expect(nr == SYS_close || nr == SYS_dup2 || nr == SYS_dup3, 0))
+		xsc__fdq_closed((int)a[nr == SYS_close ? 0 : 1]);
+	if (xsc__rt_creds_behind(v))	/* before any call of the program */
+		xsc__rt_creds_catch_up(v);
+	if (v->x->head[nr].route == XSC_BACKEND_INLINE)
+		return call_inline(v, nr, a);
+	/* cheaper here for these arguments (.cheap_if): no park at all */
+	if ((v->x->head[nr].route == XSC_BACKEND_URING ||
+	     v->x->head[nr].route == XSC_BACKEND_SQPOLL) && v->x->have_ring &&
+	    xsc__cheap_here(v->x, &xsc__sys[nr], (const int64_t *)a))
+		return xsc__call_here(nr, (const int64_t *)a);
+	return call_posted(v, f, nr, a);
 }
 
 int xsc__post_fiber(long nr, const long *a, uint64_t tag)

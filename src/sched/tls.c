@@ -15,7 +15,7 @@
  *   arch_prctl   the fallback: ARCH_SET_FS, a system call per load.
  *
  * The blocks are glibc's thread stacks (the thread descriptor sits at
- * the top of the stack mapping), so the preload places the mappings
+ * the top of the stack mapping), so the extension places the mappings
  * glibc makes for stacks (MAP_STACK, no address asked for) below 4 GiB,
  * top down from there (xsc__tls_map_low); stacks it cannot place keep
  * the kernel's address and their threads the fallback.

@@ -1,0 +1,310 @@
+/*
+ * queue.c - the runtime's locks, wait queues and run queues, and the
+ * switch between a fiber and its vcpu's scheduler (suspend, resume).
+ *
+ * Work stealing (rather than a global queue): a vcpu only touches another
+ * vcpu's queue when it has nothing to do, and it takes half of the fibers
+ * that have not started yet, so a burst of new connections spreads over
+ * the cores without a shared hot lock.  A started fiber stays on its home
+ * vcpu: libc's TLS (errno, and addresses of __thread variables compilers
+ * keep across calls) then stays valid in unmodified code, its syscall
+ * entries complete where it sleeps, and wake-ups go to its home queue.
+ * make_ready() kicks an idle vcpu when a queue holds more than one fiber.
+ */
+
+#include "sched.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <asm/prctl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "rawsys.h"
+
+/* The runtime's spinlocks.  A vcpu counts the ones its kernel thread
+ * holds (nlocks): a program's signal handler that ran while one was held
+ * and called into the runtime itself (sem_post's futex wake readies a
+ * fiber: the run queue's lock) spun on it for good.  The extension
+ * defers such a handler until the count is back at 0 (v->deferred), and
+ * runs it here, when the last lock is released. */
+
+static inline void locks_held(int d)
+{
+	struct xsc_vcpu *v = xsc__self;
+
+	if (!v)
+		return;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	v->nlocks += d;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (d < 0 && v->nlocks == 0 && __builtin_expect(v->deferred != 0, 0) &&
+	    xsc__ext->deferred)
+		xsc__ext->deferred(v);
+}
+
+void xsc__spin_lock(uint32_t *l)
+{
+	locks_held(1);
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(l, __ATOMIC_RELAXED))
+			__builtin_ia32_pause();
+}
+
+bool xsc__spin_trylock(uint32_t *l)
+{
+	locks_held(1);
+	if (!__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		return true;
+	locks_held(-1);
+	return false;
+}
+
+void xsc__spin_unlock(uint32_t *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+	locks_held(-1);
+}
+
+/* ---- wait queues -------------------------------------------------------- */
+
+void xsc__wq_push(void *q, struct xsc_fiber *f)
+{
+	struct xsc_wq *w = q;
+
+	f->wnext = NULL;
+	if (w->tail)
+		((struct xsc_fiber *)w->tail)->wnext = f;
+	else
+		w->head = f;
+	w->tail = f;
+}
+
+struct xsc_fiber *xsc__wq_pop(void *q)
+{
+	struct xsc_wq *w = q;
+	struct xsc_fiber *f = w->head;
+
+	if (f) {
+		w->head = f->wnext;
+		if (!w->head)
+			w->tail = NULL;
+	}
+	return f;
+}
+
+bool xsc__wq_remove(void *q, struct xsc_fiber *f)
+{
+	struct xsc_wq *w = q;
+	struct xsc_fiber *p = NULL;
+
+	for (struct xsc_fiber *i = w->head; i; p = i, i = i->wnext) {
+		if (i != f)
+			continue;
+		xsc__wq_unlink(w, p, i);
+		return true;
+	}
+	return false;
+}
+
+/* ---- run queues --------------------------------------------------------- */
+
+void xsc__rq_push(struct xsc_vcpu *v, struct xsc_fiber *f)
+{
+	bool fresh = !f->home;
+	struct xsc_fiber **head = fresh ? &v->nq_head : &v->rq_head;
+	struct xsc_fiber **tail = fresh ? &v->nq_tail : &v->rq_tail;
+
+	f->rnext = NULL;
+	xsc__spin_lock(&v->rq_lock);
+	f->rticket = v->rq_ticket++;
+	if (*tail)
+		(*tail)->rnext = f;
+	else
+		*head = f;
+	*tail = f;
+	atomic_fetch_add(&v->rq_len, 1);
+	if (fresh)
+		atomic_fetch_add(&v->nq_len, 1);
+	xsc__spin_unlock(&v->rq_lock);
+}
+
+/* A fiber's stack top (its saved registers, then the frames it returns
+ * through) is cold by the time it runs again, and with thousands of
+ * fibers its page is out of the TLB as well: the switch into it stalled
+ * on that load.  Fetched while the fiber ahead of it runs. */
+static inline void prefetch_stack(const struct xsc_fiber *f)
+{
+	const char *sp = f->ctx.sp;
+
+	__builtin_prefetch(sp);
+	__builtin_prefetch(sp + 64);
+	__builtin_prefetch(sp + 128);
+	__builtin_prefetch(sp + 192);
+}
+
+/* Unlinks the head of one of v's lists (rq_lock held). */
+static struct xsc_fiber *unlink_head(struct xsc_vcpu *v, bool fresh)
+{
+	struct xsc_fiber **head = fresh ? &v->nq_head : &v->rq_head;
+	struct xsc_fiber *f = *head;
+
+	*head = f->rnext;
+	if (!*head)
+		*(fresh ? &v->nq_tail : &v->rq_tail) = NULL;
+	atomic_fetch_sub(&v->rq_len, 1);
+	if (fresh)
+		atomic_fetch_sub(&v->nq_len, 1);
+	return f;
+}
+
+/* Which of v's lists holds the older head, the one to run first: one
+ * order over both (rq_lock held, at least one list not empty). */
+static bool fresh_first(const struct xsc_vcpu *v)
+{
+	const struct xsc_fiber *r = v->rq_head, *n = v->nq_head;
+
+	return !r || (n && n->rticket < r->rticket);
+}
+
+struct xsc_fiber *xsc__rq_pop(struct xsc_vcpu *v)
+{
+	struct xsc_fiber *f = NULL;
+
+	if (!atomic_load_explicit(&v->rq_len, memory_order_relaxed))
+		return NULL;
+	xsc__spin_lock(&v->rq_lock);
+	if (v->rq_head || v->nq_head) {
+		f = unlink_head(v, fresh_first(v));
+		if (v->rq_head || v->nq_head) {	/* the next head runs after f */
+			struct xsc_fiber *next = fresh_first(v) ? v->nq_head : v->rq_head;
+			prefetch_stack(next);
+			__builtin_prefetch(next->rnext);
+		}
+	}
+	xsc__spin_unlock(&v->rq_lock);
+	return f;
+}
+
+/* Unlinks up to `max` fibers that have not started from u's queue. */
+static struct xsc_fiber *take_unstarted(struct xsc_vcpu *u, int max)
+{
+	struct xsc_fiber *got = NULL, *f;
+
+	xsc__spin_lock(&u->rq_lock);
+	while (max-- > 0 && u->nq_head) {
+		f = unlink_head(u, true);
+		f->rnext = got;
+		got = f;
+	}
+	xsc__spin_unlock(&u->rq_lock);
+	return got;
+}
+
+/* Takes half of another vcpu's queue, of fibers not started yet. */
+struct xsc_fiber *xsc__steal(struct xsc_vcpu *v)
+{
+	for (int k = 1; k < xsc__rt.n; k++) {
+		struct xsc_vcpu *u = &xsc__rt.v[(v->id + k) % xsc__rt.n];
+		int n = atomic_load(&u->nq_len);
+		struct xsc_fiber *got, *f;
+
+		if (n < 1)
+			continue;
+		got = take_unstarted(u, (n + 1) / 2);
+		if (!got)
+			continue;
+		while ((f = got->rnext) != NULL) {
+			got->rnext = f->rnext;
+			xsc__rq_push(v, f);
+		}
+		return got;
+	}
+	return NULL;
+}
+
+static void kick_idle(struct xsc_vcpu *not)
+{
+	for (int k = 0; k < xsc__rt.n; k++) {
+		struct xsc_vcpu *u = &xsc__rt.v[k];
+		if (u != not && atomic_load(&u->idle)) {
+			xsc__kick(u->x);
+			return;
+		}
+	}
+}
+
+/* The running fiber is about to block v in the kernel (a call run in the
+ * caller that may block): its new fibers would wait for v, which may not
+ * come back until one of them runs (a pthread_join of a thread just made,
+ * after a Landlock change sent every call to the caller: tp_sandbox hung
+ * about once in 200 runs).  An idle vcpu is woken to steal them first. */
+void xsc__rt_may_block(struct xsc_vcpu *v)
+{
+	if (atomic_load(&v->nq_len) > 0 && atomic_load(&xsc__rt.nidle) > 0)
+		kick_idle(v);
+}
+
+/* Makes f runnable on its vcpu (from any vcpu or thread). */
+static void make_ready(struct xsc_fiber *f)
+{
+	struct xsc_vcpu *me = xsc__vcpu();
+	struct xsc_vcpu *v = f->home ? f->home : me ? me : &xsc__rt.v[0];
+
+	f->state = F_READY;
+	xsc__rq_push(v, f);
+	if (v != me || atomic_load(&v->idle))
+		xsc__kick(v->x);
+	else if (atomic_load(&xsc__rt.nidle) > 0 && atomic_load(&v->rq_len) > 1)
+		kick_idle(v);	/* let an idle core steal */
+}
+
+/* ---- switching ----------------------------------------------------------- */
+
+long xsc__suspend(uint32_t *lock)
+{
+	struct xsc_vcpu *v = xsc__vcpu();
+	struct xsc_fiber *f = v->cur;
+
+	if (f->resume_kept) {	/* resumed before it could switch out */
+		f->resume_kept = false;
+		if (lock)
+			xsc__spin_unlock(lock);
+		return f->resumed;
+	}
+	f->state = F_BLOCKED;
+	v->unlock_after = lock;
+	xsc__ctx_switch(&f->ctx, &v->sched);
+	return f->resumed;
+}
+
+void xsc__resume(struct xsc_fiber *f, long val)
+{
+	struct xsc_vcpu *me = xsc__vcpu();
+
+	f->resumed = val;
+	if (me && me->cur == f) {	/* still running: nothing to wake */
+		f->resume_kept = true;
+		return;
+	}
+	make_ready(f);
+}
+
+XSC_EXPORT int xsc_yield(void)
+{
+	struct xsc_vcpu *v = xsc__vcpu();
+
+	if (!v || !v->cur)
+		return sched_yield() ? -errno : 0;
+	v->cur->state = F_READY;
+	v->yielded = true;	/* requeued by the scheduler */
+	xsc__ctx_switch(&v->cur->ctx, &v->sched);
+	return 0;
+}
