@@ -171,6 +171,45 @@ static bool is_nop(const uint8_t *p, const uint8_t *q, uint8_t rex)
 	return q[0] == 0x0f && q[1] == 0x1f && ((q[2] >> 3) & 7) == 0;
 }
 
+/* ALU, test, xchg, mov, lea, mov-immediate, shift, group 3 (test, not,
+ * neg, mul, div), inc/dec, movsxd, imul, cwde/cdq: data only.  q: the
+ * byte after the one-byte opcode op. */
+static bool one_plain(uint8_t op, const uint8_t *q, const uint8_t *end)
+{
+	return (op < 0x40 && (op & 7) < 6) || (op >= 0x80 && op <= 0x8b && op != 0x82) ||
+	       op == 0x8d || (op >= 0xb0 && op <= 0xbf) || op == 0xc6 || op == 0xc7 ||
+	       op == 0xc0 || op == 0xc1 || (op >= 0xd0 && op <= 0xd3) || op == 0xf6 ||
+	       op == 0xf7 || op == 0x63 || op == 0x69 || op == 0x6b ||
+	       (op >= 0x91 && op <= 0x99) ||
+	       ((op == 0xfe || op == 0xff) && q < end && ((*q >> 3) & 7) < 2);
+}
+
+/* The two- and three-byte maps (after 0f; *q: the next opcode byte):
+ * the operand kind, or BAD at the end of the bytes. */
+static uint8_t map_0f(const uint8_t **q, const uint8_t *end, struct xsc_insn *in)
+{
+	uint8_t op, k;
+
+	if (*q >= end)
+		return BAD;
+	op = *(*q)++;
+	if (op == 0x38 || op == 0x3a) {	/* three-byte maps */
+		if (*q >= end)
+			return BAD;
+		(*q)++;
+		k = op == 0x3a ? MODRM | I8 : MODRM;
+	} else {
+		k = two(op);
+	}
+	if (op == 0x1f)
+		k = MODRM;		/* nop r/m */
+	in->stop = op == 0x0b;		/* ud2 */
+	in->plain = two_plain(op);
+	in->branch = op >= 0x80 && op <= 0x8f;	/* jcc rel32 */
+	in->cond = in->branch;
+	return k;
+}
+
 int xsc__insn_decode(const uint8_t *p, const uint8_t *end, struct xsc_insn *in)
 {
 	const uint8_t *q = p, *opc;
@@ -198,32 +237,9 @@ int xsc__insn_decode(const uint8_t *p, const uint8_t *end, struct xsc_insn *in)
 		return 0;
 	opc = q;
 	op = *q++;
-	/* ALU, test, xchg, mov, lea, mov-immediate, shift, group 3 (test,
-	 * not, neg, mul, div), inc/dec, movsxd, imul, cwde/cdq: data only */
-	in->plain = (op < 0x40 && (op & 7) < 6) || (op >= 0x80 && op <= 0x8b && op != 0x82) ||
-		    op == 0x8d || (op >= 0xb0 && op <= 0xbf) || op == 0xc6 || op == 0xc7 ||
-		    op == 0xc0 || op == 0xc1 || (op >= 0xd0 && op <= 0xd3) || op == 0xf6 ||
-		    op == 0xf7 || op == 0x63 || op == 0x69 || op == 0x6b ||
-		    (op >= 0x91 && op <= 0x99) ||
-		    ((op == 0xfe || op == 0xff) && q < end && ((*q >> 3) & 7) < 2);
+	in->plain = one_plain(op, q, end);
 	if (op == 0x0f) {
-		if (q >= end)
-			return 0;
-		op = *q++;
-		if (op == 0x38 || op == 0x3a) {	/* three-byte maps */
-			if (q >= end)
-				return 0;
-			q++;
-			k = op == 0x3a ? MODRM | I8 : MODRM;
-		} else {
-			k = two(op);
-		}
-		if (op == 0x1f)
-			k = MODRM;		/* nop r/m */
-		in->stop = op == 0x0b;		/* ud2 */
-		in->plain = two_plain(op);
-		in->branch = op >= 0x80 && op <= 0x8f;	/* jcc rel32 */
-		in->cond = in->branch;
+		k = map_0f(&q, end, in);
 	} else {
 		k = one(op);
 		if (op >= 0xb8 && op <= 0xbf && rexw)

@@ -88,94 +88,111 @@ static void publish(struct xsc_vcpu *v, const char *why, int backend)
 			xsc__kick(xsc__rt.v[i].x);
 }
 
+/* A seccomp filter (seccomp(2), or prctl PR_SET_SECCOMP): strict mode
+ * binds this kernel thread alone, as natively; a filter is synchronized
+ * to every thread of the process (TSYNC). */
+static long seccomp_call(struct xsc_vcpu *v, long nr, const long *a)
+{
+	long r;
+
+	if ((nr == SYS_seccomp ? a[0] != SECCOMP_SET_MODE_FILTER :
+				 a[1] != SECCOMP_MODE_FILTER)) {
+		r = xsc__call_here(nr, (const int64_t *)a);
+		if (r >= 0)
+			xsc__sandboxed(v->x, "seccomp strict mode", XSC_BACKEND_INLINE);
+		return r;
+	}
+	long flags = nr == SYS_seccomp ? a[1] : 0;
+	long prog = a[2];	/* both forms */
+	bool listener = flags & SECCOMP_FILTER_FLAG_NEW_LISTENER;
+
+	flags |= SECCOMP_FILTER_FLAG_TSYNC;
+	if (listener)
+		flags |= SECCOMP_FILTER_FLAG_TSYNC_ESRCH;
+	r = xsc__sys3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, prog);
+	if (r > 0 && !listener)
+		return -EPERM;	/* thread r's filters diverge: no TSYNC */
+	if (r < 0)
+		return r;
+	if (!(a[1] & SECCOMP_FILTER_FLAG_TSYNC) || nr == SYS_prctl)
+		say_once("a seccomp filter");
+	/* syscall threads have it now (TSYNC), and new ones inherit it from
+	 * their vcpu: they stay usable; io_uring does not */
+	xsc__sandboxed(v->x, "seccomp filter", XSC_BACKEND_WORKER);
+	publish(v, "seccomp filter", XSC_BACKEND_WORKER);
+	return r;
+}
+
+/* Landlock: recorded as a credential change (creds.c): every kernel
+ * thread of the runtime, syscall threads too, applies it to itself
+ * before it runs another call.  The vcpus then keep routing blocking
+ * calls to syscall threads: a call that blocked the vcpu itself would
+ * stall every fiber on it (a reader waiting for a writer on the same
+ * vcpu never woke). */
+static long landlock_call(struct xsc_vcpu *v, long nr, const long *a)
+{
+	unsigned gen;
+	long r = xsc__call_here(nr, (const int64_t *)a);
+
+	if (r < 0)
+		return r;
+	int fd = (int)xsc__sys3(SYS_fcntl, a[0], F_DUPFD_CLOEXEC, 0);
+	if (fd < 0) {
+		xsc__say("xsc: cannot keep the Landlock ruleset for the other "
+			 "kernel threads (%ld); stopping\n", (long)fd);
+		abort();
+	}
+	xsc__creds_record(SYS_prctl, (const long[3]){ PR_SET_NO_NEW_PRIVS, 1, 0 });
+	gen = xsc__creds_record(SYS_landlock_restrict_self, (const long[3]){ fd, 0, 0 });
+	/* this thread has both: NO_NEW_PRIVS is set once and for all */
+	atomic_store(&v->x->creds_gen, gen);
+	say_once("Landlock");
+	xsc__sandboxed(v->x, "Landlock", XSC_BACKEND_WORKER);
+	publish(v, "Landlock", XSC_BACKEND_WORKER);
+	return r;
+}
+
+/* A set*id made for every thread of the process (f->creds_wide: glibc's,
+ * which it asks every thread to make): every kernel thread of the
+ * runtime makes it too, before it runs another call. */
+static long creds_wide_call(struct xsc_vcpu *v, long nr, const long *a)
+{
+	unsigned gen;
+	long r;
+
+	v->cur->creds_wide = false;
+	if (xsc__rt_creds_behind(v))
+		xsc__rt_creds_catch_up(v);
+	r = xsc__call_here(nr, (const int64_t *)a);
+	if (r < 0)
+		return r;
+	gen = xsc__creds_record(nr, a);
+	atomic_store(&v->x->creds_gen, gen);
+	if (v->x->have_ring && v->x->sqpoll)
+		xsc__rt_creds_catch_up(v);	/* retires the poller */
+	for (int i = 0; i < xsc__rt.n; i++)
+		if (&xsc__rt.v[i] != v && xsc__rt.v[i].x)
+			xsc__kick(xsc__rt.v[i].x);
+	/* the process's main thread (parked) shows in /proc and is what
+	 * kill(2) checks permissions against */
+	while (atomic_load(&xsc__creds_parked) < gen)
+		xsc_yield();
+	return r;
+}
+
 long xsc__rt_sandbox_call(struct xsc_vcpu *v, long nr, const long *a)
 {
 	long r;
 
 	switch (nr) {
 	case SYS_prctl:		/* PR_SET_SECCOMP, filter: as seccomp(2) */
-	case SYS_seccomp: {
-		if ((nr == SYS_seccomp ? a[0] != SECCOMP_SET_MODE_FILTER :
-					 a[1] != SECCOMP_MODE_FILTER)) {
-			/* strict mode: this kernel thread alone, as natively */
-			r = xsc__call_here(nr, (const int64_t *)a);
-			if (r >= 0)
-				xsc__sandboxed(v->x, "seccomp strict mode", XSC_BACKEND_INLINE);
-			return r;
-		}
-		long flags = nr == SYS_seccomp ? a[1] : 0;
-		long prog = a[2];	/* both forms */
-		bool listener = flags & SECCOMP_FILTER_FLAG_NEW_LISTENER;
-
-		flags |= SECCOMP_FILTER_FLAG_TSYNC;
-		if (listener)
-			flags |= SECCOMP_FILTER_FLAG_TSYNC_ESRCH;
-		r = xsc__sys3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, prog);
-		if (r > 0 && !listener)
-			return -EPERM;	/* thread r's filters diverge: no TSYNC */
-		if (r < 0)
-			return r;
-		if (!(a[1] & SECCOMP_FILTER_FLAG_TSYNC) || nr == SYS_prctl)
-			say_once("a seccomp filter");
-		/* syscall threads have it now (TSYNC), and new ones inherit
-		 * it from their vcpu: they stay usable; io_uring does not */
-		xsc__sandboxed(v->x, "seccomp filter", XSC_BACKEND_WORKER);
-		publish(v, "seccomp filter", XSC_BACKEND_WORKER);
-		return r;
-	}
-	case SYS_landlock_restrict_self: {
-		/* Recorded as a credential change (creds.c): every kernel
-		 * thread of the runtime, syscall threads too, applies it to
-		 * itself before it runs another call.  The vcpus then keep
-		 * routing blocking calls to syscall threads: a call that
-		 * blocked the vcpu itself would stall every fiber on it (a
-		 * reader waiting for a writer on the same vcpu never woke). */
-		unsigned gen;
-
-		r = xsc__call_here(nr, (const int64_t *)a);
-		if (r < 0)
-			return r;
-		int fd = (int)xsc__sys3(SYS_fcntl, a[0], F_DUPFD_CLOEXEC, 0);
-		if (fd < 0) {
-			xsc__say("xsc: cannot keep the Landlock ruleset for the other "
-				 "kernel threads (%ld); stopping\n", (long)fd);
-			abort();
-		}
-		xsc__creds_record(SYS_prctl, (const long[3]){ PR_SET_NO_NEW_PRIVS, 1, 0 });
-		gen = xsc__creds_record(SYS_landlock_restrict_self, (const long[3]){ fd, 0, 0 });
-		/* this thread has both: NO_NEW_PRIVS is set once and for all */
-		atomic_store(&v->x->creds_gen, gen);
-		say_once("Landlock");
-		xsc__sandboxed(v->x, "Landlock", XSC_BACKEND_WORKER);
-		publish(v, "Landlock", XSC_BACKEND_WORKER);
-		return r;
-	}
+	case SYS_seccomp:
+		return seccomp_call(v, nr, a);
+	case SYS_landlock_restrict_self:
+		return landlock_call(v, nr, a);
 	default:
-		if (v->cur && v->cur->tp.setxid && xsc__creds_process_wide(nr)) {
-			/* glibc's set*id, which it has asked every thread to
-			 * make (preload/signals.c): every kernel thread of the runtime
-			 * makes it too, before it runs another call */
-			unsigned gen;
-
-			v->cur->tp.setxid = false;
-			if (xsc__rt_creds_behind(v))
-				xsc__rt_creds_catch_up(v);
-			r = xsc__call_here(nr, (const int64_t *)a);
-			if (r < 0)
-				return r;
-			gen = xsc__creds_record(nr, a);
-			atomic_store(&v->x->creds_gen, gen);
-			if (v->x->have_ring && v->x->sqpoll)
-				xsc__rt_creds_catch_up(v);	/* retires the poller */
-			for (int i = 0; i < xsc__rt.n; i++)
-				if (&xsc__rt.v[i] != v && xsc__rt.v[i].x)
-					xsc__kick(xsc__rt.v[i].x);
-			/* the process's main thread (parked) shows in /proc
-			 * and is what kill(2) checks permissions against */
-			while (atomic_load(&xsc__creds_parked) < gen)
-				xsc_yield();
-			return r;
-		}
+		if (v->cur && v->cur->creds_wide && xsc__creds_process_wide(nr))
+			return creds_wide_call(v, nr, a);
 		/* credentials: this kernel thread's, as the raw call; its
 		 * syscall threads make the same change (creds.c), so a
 		 * blocking call still goes to one of them: run by the vcpu
