@@ -45,7 +45,7 @@ row mount 'not described by the table'
 row write '^  arguments:   fd pointer length$'
 row pipe2 '^  returns:     two descriptors, written to fds_out \(pipe\)'
 row accept4 '^  returns:     a descriptor \(socket\)'
-# the README's sample: fstat's row
+# docs/design.md's sample ("Executors and routes"): fstat's row
 row fstat '^fstat \(5\): fd,out$'
 row fstat '^  io_uring:    translated; statx \+ exact conversion'
 row fstat '^  multi-call:  not linkable'
