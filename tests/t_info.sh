@@ -1,7 +1,7 @@
 #!/bin/bash
 # `xsc info`: the header lines say what the machine has, also when the
 # process may open almost no files (the sysctl is read before the ring
-# takes its fds; before, `ulimit -n 4` printed io_uring_disabled=-1), and
+# takes its fds, or `ulimit -n 4` would print io_uring_disabled=-1), and
 # the host profile; the routes AUTO chooses by cost follow a forced
 # profile and say its figures.
 build=${1:?usage: t_info.sh BUILD_DIR}
