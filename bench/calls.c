@@ -11,7 +11,7 @@
  * fstat, ioctl, read, close), a contended mutex (futex waits and wakes)
  * and clock_gettime (the vDSO).  The three ways run round by round,
  * interleaved; the best of the rounds is kept.  Ratios are to native.
- * Target (issue 19): a rewritten non-blocking call within 2x of native.
+ * Target: a rewritten non-blocking call within 2x of native.
  */
 #include <errno.h>
 #include <stdlib.h>

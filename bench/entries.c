@@ -1,44 +1,24 @@
 /*
  * entries.c - system call entries of a process tree, counted by the
- * kernel (see entries.h).
+ * kernel (see entries.h).  What counts as an entry and where the figures
+ * appear: docs/experiments.md, "Kernel entries per operation".
  *
- * The tracefs way.  A private tracefs instance (instances/xsc-entries.
- * PID.N, so counts running at the same time never share state) records
- * raw_syscalls:sys_enter and signal:signal_deliver for the tasks in its
- * set_event_pid: every thread of the root and of every process below it,
- * and, through the event-fork option, every task they fork or clone
- * while the count runs (apache's worker child, a server's new threads).
- * Tasks outside the set pay the tracepoint's check only (measured: about
- * 10 ns a call), a recorded entry about 80 ns, so benchmarks count in a
- * run of their own, never in the runs whose time they report.  Histogram
- * triggers would count in the kernel, but many kernels are built without
- * them (CONFIG_HIST_TRIGGERS), so a thread reads the per-CPU ring
- * buffers (trace_pipe_raw, the binary page format of events/header_page)
- * every 10 ms and counts the events by system call number.  Nothing is
- * sampled: an event the kernel drops (a full buffer) makes the count fail
- * with the number lost.  A server under load keeps every core busy, and
- * on a shared machine so do others: the reader runs SCHED_FIFO when it
- * may, and each CPU's buffer holds 16 MiB (about 250,000 entries, most
- * of a second at full load).
- *
- * What counts as an entry: every sys_enter of the set's tasks, and every
- * SIGSYS delivered to them.  A call trapped by syscall user dispatch or
- * by a seccomp trap enters the kernel but is stopped before the
- * tracepoint; its rt_sigreturn is an entry of its own.  io_uring's
- * threads (iou-sqp, iou-wrk) never enter from user space: the work they
- * do for the program is kernel work, not a crossing, and they record
- * nothing.  Page faults and interrupts are not system calls and are not
- * counted.
- *
- * The strace way, where there is no tracefs: `strace -f -c -p` on the
- * root and every process below it, stopped by SIGINT; its summary is
- * parsed.  ptrace stops a call before seccomp does, so strace counts a
- * call seccomp traps as that call, and after syscall user dispatch (xsc
- * run's traps), so it misses those; it counts their rt_sigreturn.
- *
- * An instance left behind enables tracing of every call on the machine:
- * SIGINT, SIGTERM and SIGHUP remove the live ones before the default
- * action, and start() removes those of processes that are gone.
+ * Rules:
+ *  - tracefs: a private instance per count (instances/xsc-entries.PID.N)
+ *    records raw_syscalls:sys_enter and signal:signal_deliver for its
+ *    set_event_pid, with event-fork; no histogram triggers (many kernels
+ *    lack CONFIG_HIST_TRIGGERS): a thread, SCHED_FIFO where it may, reads
+ *    the per-CPU binary buffers (16 MiB each) every 10 ms;
+ *  - nothing is sampled: a dropped event fails the count with the number
+ *    lost;
+ *  - a recorded entry costs about 80 ns (a task outside the set about
+ *    10 ns), so benchmarks count in a run of their own;
+ *  - without tracefs, `strace -f -c -p` on the tree, stopped by SIGINT,
+ *    its summary parsed (it counts a seccomp-trapped call as that call
+ *    and misses syscall user dispatch's traps);
+ *  - an instance left behind traces every call on the machine: SIGINT,
+ *    SIGTERM and SIGHUP remove the live ones, start() those of processes
+ *    that are gone.
  */
 #include "entries.h"
 

@@ -1,6 +1,6 @@
 /*
  * fibers.c - `xsc bench fibers`: xsc threads (fibers on the M:N runtime)
- * against NPTL threads, side by side in one run (issue 18):
+ * against NPTL threads, side by side in one run:
  *
  *   create     create + join of many threads that return at once, ns each
  *   switch     two threads ping-pong over a semaphore while LOAD others are

@@ -1,44 +1,25 @@
 /*
  * http.c - `xsc bench http` (FlexSC Figures 11 and 13) and `xsc bench
- * sensitivity` (FlexSC Figure 16).
+ * sensitivity` (FlexSC Figure 16).  The servers, the method and the
+ * figures: docs/experiments.md, "http" and "sensitivity".
  *
- * http: wrk on loopback against four servers serving the same file from
- * the same directory:
- *   httpd-nptl   examples/httpd on pthreads (thread per connection)
- *   httpd-xsc    the same source on xsc threads (when it is built)
- *   httpd-uring  the same server hand-written as one io_uring event loop
- *                (examples/httpd/loop.c): the reference for the blocking
- *                style's cost
- *   nginx        Debian's nginx, one process (master_process off), access
- *                log off, sendfile off (httpd uses read+write too),
- *                unlimited keep-alive requests (as httpd)
- * at concurrency 16, 64, 256, 1024, 4096 (--quick: 64 and 256, short
- * runs).  The server runs on core 0, wrk (-t1) on core 1.  Every server is
- * started once and stays up; runs are interleaved server by server inside
- * each round, and each figure is the best of the rounds (2 unless
- * --rounds), metric by metric, because this machine is shared and noisy.
- *
- * Per run: requests/s, p50 and p99 latency (wrk --latency), and server CPU
- * time per request = delta of utime+stime in /proc/<pid>/stat (the whole
- * thread group, exited threads included; clock ticks turned into µs)
- * divided by the requests wrk completed.  The tick is 10 ms; a run of a
- * few seconds at tens of thousands of requests/s makes that < 1%.
- *
- * Kernel entries per request (entries.c): after the rounds, one more run
- * of each server at each concurrency, as long as the others, with the
- * system call entries of the server's threads and children counted by
- * the kernel, divided by the requests of that run, with the calls that
- * make most of them.  It is a run of its own because recording an entry
- * costs time that must not enter req/s or CPU; XSC_BENCH_ENTRIES=off
- * leaves it out.
- *
+ * http: wrk (-t1, core 1) on loopback against httpd-nptl, httpd-xsc,
+ * httpd-uring and nginx (core 0) serving one file from one directory.
+ * Rules:
+ *  - every server starts once and stays up; runs are interleaved server
+ *    by server inside each round, each figure the best of the rounds,
+ *    metric by metric (this machine is shared and noisy);
+ *  - CPU per request is the server's utime+stime delta from /proc over
+ *    the requests wrk completed;
+ *  - kernel entries (entries.c) are counted in one more run per server
+ *    and concurrency after the rounds, never in a timed run
+ *    (XSC_BENCH_ENTRIES=off leaves it out);
+ *  - missing wrk or nginx: a message naming the Debian package, exit 2;
+ *    the CSV is written only when every run succeeded.
  * sensitivity: httpd-xsc at concurrency 2048 with 64..1024 syscall entries
- * per kernel thread (--entries), requests/s and CPU per request.
- *
- * Binaries: --bin-dir DIR, else the examples/httpd directory of the build
- * this xsc binary lives in (DIR/examples/httpd or DIR/../examples/httpd).
- * Missing wrk or nginx: a message naming the Debian package, exit 2.  The
- * CSV is written only when every run succeeded.
+ * per kernel thread (--entries).
+ * Binaries: --bin-dir DIR, else DIR/examples/httpd or
+ * DIR/../examples/httpd of the build this xsc binary lives in.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -16,7 +16,7 @@
  * Per run: transactions/s, the 95th-percentile latency, errors sysbench
  * ignored (deadlocks), and the server's CPU time per transaction (utime +
  * stime of the process tree, from /proc).  Best of the rounds, metric by
- * metric.  Target (issue 21): oltp_read_only at 64 threads, transactions/s
+ * metric.  Target: oltp_read_only at 64 threads, transactions/s
  * >= 1.1x native with no errors.
  *
  * Kernel entries per transaction (entries.c): in the last round, after

@@ -1,49 +1,22 @@
 /*
  * pollution.c - `xsc bench pollution`: how much slower user-mode work runs
  * when it is interleaved with system calls, beyond the time of the calls
- * themselves (FlexSC, Figures 1-3).
+ * themselves (FlexSC, Figures 1-3).  The method, the configurations and
+ * the figures: docs/experiments.md, "pollution".
  *
- * FlexSC measured user-mode IPC of Xalan and SPEC-JBB with a pwrite every
- * K user instructions, and a null call for the direct part: the IPC fell
- * by up to 65% (Xalan) at K = 1,000-2,000 and still by 20-60% at the K of
- * server workloads.  This machine has no hardware counters (perf_event
- * reports cycles unsupported; the run probes and says so), so IPC cannot
- * be read.  What it measures instead is the time of the user work itself:
+ * This machine has no hardware counters, so the user-mode IPC drop is
+ * measured as time: K instructions of a fixed hash-table walk (--ws KIB;
+ * INSN_PER_UNIT instructions a step, counted with callgrind through
+ * `--calibrate N`) are timed alone with rdtsc, one call is issued between
+ * two segments outside the timed region, and slowdown = mean segment
+ * time / mean segment time of the "none" configuration - 1.
  *
- *   work      a fixed compute kernel with a working set: a hash-table walk
- *             over a 512 KiB table (--ws KIB), each step a multiply-add
- *             hash, a load whose address depends on the previous load, a
- *             store.  One step is INSN_PER_UNIT instructions, counted once
- *             with callgrind (`--calibrate N` runs N steps for that;
- *             the command is in docs/experiments.md): "K instructions" is
- *             K / INSN_PER_UNIT steps.
- *   segment   K instructions of work, timed alone with rdtsc; between two
- *             segments one call is issued, outside the timed region.
- *   slowdown  mean segment time / mean segment time with nothing in
- *             between (the "none" configuration, same segments, same
- *             timing brackets) - 1.  With the same number of instructions
- *             this is exactly the user-mode IPC drop: IPC_base/IPC - 1.
- *
- * Calls: null (getppid synchronously; IORING_OP_NOP on io_uring, which has
- * no getppid; getppid itself on the syscall thread) and pwrite (64 bytes
- * into a 64 KiB region of a file in /var/tmp; pwrite64 synchronously and
- * on the syscall thread; on io_uring write() at the file position, rewound
- * with lseek once the position passes 64 KiB, because xsc runs pwrite64 on
- * its syscall threads, not on io_uring: see src/uring_rw.c).
- * Configurations, interleaved round by round, best of N rounds:
- *   none          no call: the baseline
- *   sync          the raw system call, on the caller's core
- *   uring         xsc uring executor: post after each segment, flush and
- *                 wait every 32 posts (one io_uring_enter per 32 calls)
- *   sqpoll-other  xsc SQPOLL, poller on the other core: post + flush (no
- *                 crossing while the poller is awake), reap every 32
- *   worker-other  xsc syscall thread on the other core (FlexSC's syscall
- *                 core): post + flush, reap every 32
- * (the other-core executors spin 200 us before sleeping, so they stay
- * awake between posts, as a dedicated syscall core would).
- * Also reported: the time per call spent outside the segments (the call's
- * own cost on this core, posting and reaping included), the whole-run
- * slowdown (everything / baseline work), and the crossings per call.
+ * Calls: null (getppid; IORING_OP_NOP on io_uring) and a 64-byte pwrite
+ * into a 64 KiB region of a file in /var/tmp (on io_uring a write at the
+ * file position, rewound with lseek, since xsc runs pwrite64 on its
+ * syscall threads).  Configurations none, sync, uring (flush and wait
+ * every 32), sqpoll-other and worker-other (spinning 200 us, as a
+ * dedicated syscall core would), interleaved, best of N rounds.
  */
 #include <errno.h>
 #include <fcntl.h>

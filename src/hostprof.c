@@ -1,30 +1,19 @@
 /*
  * hostprof.c - the host profile: loaded once per process, from a forced
  * file, the cache or a measurement (hostprof_measure.c), and the
- * decisions taken from it.
+ * decisions taken from it.  Costs move by 20x between hosts (a null
+ * system call 45-120 ns on bare metal, about 1.1 us in a VM with
+ * page-table isolation), so they are measured, never written into the
+ * code.  The design: docs/design.md, "Host profile".
  *
- * xsc chooses between running a call in the caller and posting it, and
- * between a chain's paths, by what each costs.  Those costs move by 20x
- * between hosts: a null system call is 45-120 ns on bare metal and about
- * 1.1 us in a VM with page-table isolation, where a posted call still
- * costs about 100 ns.  So they are measured on the host, never written
- * into the code.
- *
- * The cache is one file, ${XSC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/xsc}/
- * host-profile, valid for one boot (boot_id), CPU (family/model/stepping
- * and brand), kernel release and io_uring_disabled setting; any other
- * value is measured again and the file replaced (written beside it and
- * renamed, so a reader never sees half of it).  A forked child keeps the
- * profile it was forked with; an exec'd one (every program under `xsc
- * run`, which loads it before the exec) reads the cache.  Where no cache
- * can be written each process measures (about 2 ms here, within a 15 ms
- * budget, hostprof_measure.c).  Under a seccomp filter io_uring is not
- * measured (the filter may not allow it) and nothing is cached.
- *
- * XSC_HOST_PROFILE=FILE forces a profile: the same format, every cost
- * key required (a missing or malformed one is an error naming it, never
- * a default), the key lines optional.  Tests use it to see the decisions
- * an expensive host makes on any machine.
+ * Rules:
+ *  - the cache file is valid for one boot_id, CPU, kernel release and
+ *    io_uring_disabled setting; it is replaced by write and rename, so a
+ *    reader never sees half of it;
+ *  - a forked child keeps its profile; an exec'd one reads the cache;
+ *  - under a seccomp filter io_uring is not measured and nothing cached;
+ *  - XSC_HOST_PROFILE=FILE forces a profile: every cost key required, a
+ *    missing or malformed one an error naming it, never a default.
  */
 #include "internal.h"
 #include "hostprof.h"

@@ -1,35 +1,20 @@
 /*
- * hostprof_measure.c - measuring the host profile (hostprof.h).
+ * hostprof_measure.c - measuring the host profile (hostprof.h; what each
+ * key is: docs/design.md, "Host profile").
  *
- * Each figure is the best of a few short runs: a run that was preempted
- * or shared its core only ever comes out slower, so the minimum is the
- * machine's own cost; a warm-up round comes first and is not counted.
- * All of it takes about 2 ms where a system call costs 75 ns, most of it
- * waking another core:
- *
- *   null system call   getppid by a raw syscall instruction, 4 x 64
- *   posted call        IORING_OP_NOP on a private 64-entry ring, 1 and
- *                      32 per io_uring_enter (submit and reap), and 32
- *                      with IOSQE_ASYNC: a call io_uring hands to its
- *                      worker threads (statx always, an open that may
- *                      wait for a peer).  A plain ring with the flags
- *                      xsc's own rings use, not a handle's: the figure is
- *                      the host's, whatever a handle has in flight.
- *   TLS switch         wrfsbase where the kernel allows FSGSBASE from
- *                      user space (HWCAP2_FSGSBASE), else
- *                      arch_prctl(ARCH_SET_FS); both to the value the
- *                      thread has, so nothing changes
- *   thread switch      a futex ping-pong with a raw clone (no libc: the
- *                      runtime may be starting), one way of a round trip,
- *                      both on the caller's core; and the same with the
- *                      clone on another core: a cross-core wake-up
- *   xsave              cpuid leaf 0xD: the area's size for the features
- *                      the kernel enabled, and whether xsavec exists
- *
- * Past a budget of 15 ms, each figure stops at the rounds it has (at
- * least one).
- * Only raw system calls and liburing: this may run while transparent
- * mode starts, before the program's threads exist (preload/start.c).
+ * Rules:
+ *  - each figure is the best of a few short runs after a warm-up round:
+ *    a preempted run only ever comes out slower, so the minimum is the
+ *    machine's own cost; past a budget of 15 ms each figure stops at the
+ *    rounds it has (at least one); about 2 ms in all where a system call
+ *    costs 75 ns, most of it waking another core;
+ *  - posted calls are measured on a private ring with the flags xsc's own
+ *    rings use, not a handle's: the figure is the host's, whatever a
+ *    handle has in flight;
+ *  - the TLS switch writes the value the thread has, so nothing changes;
+ *  - only raw system calls, raw clones and liburing: this may run while
+ *    transparent mode starts, before the program's threads exist
+ *    (preload/start.c).
  */
 #include "internal.h"
 #include "hostprof.h"

@@ -22,13 +22,13 @@
  * Thandoff needs no measuring: AUTO on an auto handle never takes it.
  * multicall.c compares the two others (uring_faster()).
  *
- * Measured, not documented constants: the choice hinges on Tenter/Tsys
- * and Top/Tsys, and those move by machine and even by boot (on one 2-vCPU
- * VM Tsys 118 ns, Tenter 329, Top 64 in one session and Tsys 970 ns,
- * Tenter ~1300 after a reboot, same binary; another host has Tsys ~45
- * ns).  So they come from the host profile (hostprof.h): Tsys is its
- * null system call; a posted NOP costs Tenter + Top alone (batch 1) and
- * Tenter / 32 + Top per call in a batch of 32, which gives both.  Where
+ * The constants are measured on the host, never written down: the choice
+ * hinges on Tenter/Tsys and Top/Tsys, which differ by machine and even by
+ * boot of one VM (Tsys from ~45 ns on bare metal to ~1.1 us in a VM with
+ * page-table isolation; docs/multicall.md).  They come from the host
+ * profile (hostprof.h): Tsys is its null system call; a posted NOP costs
+ * Tenter + Top alone (batch 1) and Tenter / 32 + Top per call in a batch
+ * of 32, which gives both.  Where
  * the profile has no posted costs (io_uring was not measured), io_uring
  * never wins.
  */

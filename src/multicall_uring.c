@@ -1,46 +1,26 @@
 /*
  * multicall_uring.c - the io_uring executor of multi-calls: a chain (or
  * several iterations of a loop body) becomes ONE run of SQEs linked with
- * IOSQE_IO_LINK and goes to the kernel in one io_uring_enter.
+ * IOSQE_IO_LINK and goes to the kernel in one io_uring_enter.  The
+ * design: docs/multicall.md, "Paths and when each is taken".
  *
- * Linked opcodes are only those whose failure breaks the link on this
- * kernel (tests/t_mc_links.c checks each): READ, WRITE (file position or
- * an explicit offset), OPENAT, CLOSE, FSYNC, NOP.  STATX and
- * SYNC_FILE_RANGE do not mark their failure, so a chain holding them runs
- * on the worker or inline path instead.
- *
- * io_uring breaks a link on a failure AND on a short transfer.  Every
- * chain rule that stops a chain implies such a break (a checked failure;
- * XSC_MC_FULL's short transfer; a loop condition that a short read proves,
- * else the build ends right after that call), so nothing runs past a stop.
- * The converse does not hold: an unchecked failure or a short transfer
- * without FULL breaks the link but not the chain.  The run then RESUMES:
- * the results so far are settled in order, the breaking call's result is
- * made exact (below), and the rest of the chain is built and submitted
- * again (report.resumes).
- *
- * Forwarding: io_uring forwards nothing but direct descriptors.
- *  - the fd of an XSC_MC_PRIVATE open lives in direct slot k (k = the
- *    open's index) and later calls use it with IOSQE_FIXED_FILE; a chain
- *    that stops before closing it gets it installed as a normal fd
- *    (IORING_OP_FIXED_FD_INSTALL), whose number goes to the open's slot.
- *  - the count of a read/write fed by an earlier read/write's result is
- *    speculated to be that call's full count: if the producer comes back
- *    short the link breaks and the consumer is rebuilt with the real value.
- *  - any other reference needs its producer's result: the build ends
- *    before the consumer (one more enter, still fewer than one per call).
- *
- * Exactness, as in the single-call translations (docs/design.md):
- *  - io_uring waits on O_NONBLOCK pipes and sockets where read(2) says
- *    -EAGAIN, and ignores the offset of pread/pwrite on them: each fd a
- *    read/write names is classified once per run (fcntl F_GETFL, fstat
- *    when it matters); such calls run synchronously, in chain order.
- *  - a short write on a blocking pipe or socket is finished the way
- *    write(2) would, the rest posted as an ordinary entry (xsc__call_own:
- *    the ring's blocking form, never a blocking write in the caller); a
- *    short transfer that stopped at a fault gets the file position
- *    io_uring left behind moved (lseek).
- *  - close of an io_uring fd: -EBADF is re-run synchronously.
+ * Rules:
+ *  - link only opcodes whose failure breaks the link on this kernel
+ *    (READ, WRITE, OPENAT, CLOSE, FSYNC, NOP: tests/t_mc_links.c);
+ *  - every chain stop implies a broken link, so nothing runs past a stop;
+ *    a broken link that is not a stop RESUMES: results settled in order,
+ *    the breaking one made exact, the rest built and submitted again;
+ *  - forward only what io_uring can carry: a private fd as direct slot k
+ *    (installed as a normal fd when the chain stops before its close), a
+ *    read/write count speculated as the producer's full count (rebuilt
+ *    when it comes back short); any other reference ends the build
+ *    before its consumer;
+ *  - exact as the single-call translations (docs/design.md): fds are
+ *    classified once per run and O_NONBLOCK pipes/sockets and positional
+ *    calls on them run synchronously; a short blocking write's rest is
+ *    posted as an ordinary entry (xsc__call_own), never a blocking call
+ *    in the caller; a faulted transfer's position is fixed with lseek;
+ *    close's -EBADF on an io_uring fd is re-run synchronously.
  */
 #include "multicall.h"
 #include "uring_prep.h"

@@ -2,24 +2,17 @@
  * ownthreads.c - the runtime's own threads do not keep a process alive.
  *
  * glibc ends a process when the last of its threads ends: it counts the
- * threads pthread_create made, plus the main thread (__nptl_nthreads),
- * and the thread that brings the count to zero calls exit(0) instead of
- * ending alone, in start_thread after its start routine returned or in
- * main's pthread_exit, once its pthread keys' destructors ran; so the
- * atexit handlers and destructors run and stdio is flushed.  The
- * runtime's kernel threads made with pthread_create (vcpus, fdwait
- * waiters, pthread syscall threads, transparent mode's watchdog) were in
- * that count: a program whose main called pthread_exit, or a forked
- * child whose one thread returned from its start routine, lost its last
- * thread and never ended, the runtime's threads waiting for work.
- *
- * So each such thread is taken out of glibc's count once created, and put
- * back just before it returns (glibc then takes it out as it ends): the
- * count is the program's threads, and glibc makes the decision it makes
- * natively, in the thread it makes it in.  The count is glibc's private
- * symbol, found at run time; without it the runtime's threads count, and
- * transparent mode ends the process itself when its last thread makes
- * the exit system call (preload/threads.c), without the atexit handlers.
+ * threads pthread_create made plus the main thread (__nptl_nthreads), and
+ * the thread that brings the count to zero calls exit(0), after its
+ * pthread keys' destructors, so atexit handlers run and stdio is flushed.
+ * The runtime's threads made with pthread_create (vcpus, fdwait waiters,
+ * pthread syscall threads, transparent mode's watchdog) must not be in
+ * that count, or a main that calls pthread_exit never ends.  So each is
+ * taken out of the count once created and put back just before it
+ * returns: glibc decides as natively, in the thread it decides in.  The
+ * count is a private symbol found at run time; without it transparent
+ * mode ends the process itself at its last thread's exit system call
+ * (preload/threads.c), without the atexit handlers.
  *
  * Update every pthread_create of a runtime thread when this changes:
  * xsc__own_thread_start() after it, xsc__own_thread_end() at the end of

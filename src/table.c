@@ -17,10 +17,10 @@
  * gen-sysnames.sh, run by the build), so every number they have is named;
  * a number no row describes may block, runs on any thread and has no
  * io_uring form.  When you add an io_uring translation, add its prep (and
- * done) in uring_prep.h, the README's list of translated calls and a
- * differential case (its number in tests/diff_calls.h and a case in the
- * t_diff_*.c that lists it: t_table fails without the first, the
- * differential test without the second).  Argument names come from the
+ * done) in uring_prep.h, the list of translated calls in docs/design.md
+ * ("Executors and routes") and a differential case (its number in
+ * tests/diff_calls.h and a case in the t_diff_*.c that lists it: t_table
+ * fails without the first, the differential test without the second).  Argument names come from the
  * vocabulary below (akinds[]): the profiler reads their kinds.
  */
 #include "uring_prep.h"

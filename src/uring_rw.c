@@ -1,34 +1,21 @@
 /*
- * uring_rw.c - read/write family on io_uring.
+ * uring_rw.c - read/write family on io_uring.  Why each rule: the table
+ * of io_uring's differences in docs/design.md, "Exactness rules".
  *
- * Counts above MAX_RW_COUNT are declined (see FITS_RW in uring_prep.h):
- * only the synchronous path answers them the same way every time.
- *
- * Non-blocking fds: io_uring waits for readiness even on O_NONBLOCK pipes
- * and sockets, where read(2) says -EAGAIN.  So read/write/readv/writev go
- * in with RWF_NOWAIT first, and xsc__nowait_done() (uring.c) turns the
- * answer into the synchronous one: -EAGAIN on an O_NONBLOCK fd stays;
- * on a blocking fd the call is resubmitted in its blocking form; a short
- * write on a blocking fd is finished the way write(2) would have, by
- * writing the rest.  (The non-blocking form also makes a short transfer
- * that faults complete at once, with the file position advanced as
- * read(2) does.)
- *
- * Partial transfers that fault: in its blocking form io_uring completes
- * them with the count done but leaves the file position where it was (its
- * retry of the rest faults and resets the position), where read(2) and
- * write(2) advance it; the non-blocking form advances it (measured on
- * 6.18).  After a short transfer submitted in the blocking form, xsc
- * checks with one checked read whether the caller's buffer ends right
- * there; if it does, it advances the position by hand (lseek; harmlessly
- * -ESPIPE on pipes and sockets).
- *
- * Positional calls (pread64, pwrite64, preadv, pwritev, and preadv2/
- * pwritev2 with an offset) have no io_uring translation: io_uring ignores
- * the offset on pipes, sockets and ttys, where pread(2) fails with -ESPIPE
- * and touches nothing, and no io_uring opcode both tells those files apart
- * and fails its link (a failed SYNC_FILE_RANGE or STATX does not cancel
- * the request linked behind it).  They run on the syscall threads.
+ *  - counts above MAX_RW_COUNT are declined (FITS_RW, uring_prep.h);
+ *  - read/write/readv/writev go in with RWF_NOWAIT first, and
+ *    xsc__nowait_done() (uring.c) makes the answer the synchronous one:
+ *    -EAGAIN stays on an O_NONBLOCK fd, a blocking fd gets the blocking
+ *    form, a short write on a blocking fd is finished with the rest, a
+ *    short read of a regular file reads the rest (XSC_M_REST, XSC_M_KIND);
+ *  - after a short transfer in the blocking form, one checked read tells
+ *    whether the caller's buffer ends there; if so the file position is
+ *    advanced by hand (lseek; harmlessly -ESPIPE on pipes and sockets),
+ *    as read(2) and write(2) advance it;
+ *  - positional calls (pread64, pwrite64, preadv, pwritev, and
+ *    preadv2/pwritev2 with an offset) have no translation: io_uring
+ *    ignores the offset on pipes, sockets and ttys, and no opcode can
+ *    tell those apart and fail its link.  They run on syscall threads.
  */
 #include "uring_prep.h"
 

@@ -2,81 +2,25 @@
  * worker.c - the syscall-thread executor (FlexSC 3.5 on a stock kernel).
  *
  * Syscall threads of this process, optionally pinned to a syscall core,
- * execute ANY syscall number from the pages.  They share the process's
- * memory, files and credentials, so user pointers and fds mean the same
- * thing as in the caller; what differs is per-thread state (tid, signal
- * mask, affinity, per-thread credentials), which is why the table routes
- * thread-bound calls (table.h) inline and this executor refuses them (-EINVAL).
+ * run any syscall number from the pages.  They share the caller's memory,
+ * files and credentials but not its per-thread state, so the table's
+ * thread-bound calls (table.h) are routed inline and refused here.
  *
- * Hand-off, owner -> workers: a bounded multi-consumer queue of entry ids
- * (the owner is the only producer; consumers claim a slot with a CAS on the
- * 64-bit head, so a slow consumer that read a stale id just retries).
- * Workers spin for cfg.spin_ns, then sleep on the futex qseq; the owner
- * wakes them only when `sleepers` says someone sleeps (SQPOLL's
- * NEED_WAKEUP idea).
+ * Hand-off: a bounded queue of entry ids, the owner its only producer,
+ * consumers claiming a slot with a CAS on head; workers spin cfg.spin_ns,
+ * then sleep on qseq, woken only when `sleepers` says someone sleeps.
+ * Completion: ret, then status DONE (release), then a push on a lock-free
+ * stack the owner pops whole; cseq is woken only when the owner waits.
+ * The pool grows while work waits and no worker is idle, up to
+ * cfg.max_workers (worker_cap_hits).  In transparent mode a worker is a
+ * raw clone that never takes a libc lock (xsc__raw_workers).
  *
- * Completion, workers -> owner: the worker stores ret, then status DONE
- * (release), pushes the id on a lock-free stack (pop-all by the owner, so no
- * ABA), bumps cseq and futex-wakes cseq only when the owner said it waits.
- *
- * A blocked call never stalls the rest: when work is queued and no worker
- * is idle, the owner starts another, up to cfg.max_workers (and counts the
- * times the bound stopped it: xsc_stats.worker_cap_hits).
- *
- * Threads: pthreads, except in transparent mode (xsc__raw_workers), where
- * the program's threads are fibers whose glibc locks are emulated futexes:
- * pthread_create takes malloc's and the stack cache's locks, and a
- * scheduler that slept in the kernel on such a lock held by a fiber, or
- * released one with a real FUTEX_WAKE while a fiber waited in the
- * emulated table, would hang.  There a syscall thread is a raw clone
- * (arch/x86_64/clone.S) on an mmap'd stack, with a private copy of the
- * thread control block, that runs only this file's loop and raw system
- * calls: no libc lock is ever taken.
- *
- * Cancel is exact: it stops the entry it names and no other, and is not
- * lost.  A signal to a thread id cannot promise that by itself: read the
- * id of the thread running entry A, and by the time the signal lands that
- * thread may have finished A and be blocked in entry B, which then returns
- * -EINTR though nobody canceled it; and a signal that lands after the
- * thread tested `canceled` but before its call entered the kernel is
- * handled in user space and interrupts nothing, so the call blocks on.
- * Three pieces close both gaps:
- *  - The run word.  Each thread has a word t->run: RUN(id) while it runs
- *    entry id, 0 between entries; the slot says which thread
- *    (slot.worker = index + 1).  The canceller names a run, not a thread:
- *    it signals only after a CAS from RUN(id) to RUN(id) | R_CLAIM, which
- *    fails once the thread has left the entry.  An entry id runs on at
- *    most one thread at a time and is not reused before the owner, the
- *    only canceller, has reaped and released it, so while the owner sees
- *    the entry BUSY, RUN(id) on thread k means this very call.
- *  - Delivery before leaving.  A thread whose run was claimed does not
- *    take another entry until the signal has been delivered: leave()
- *    waits for R_SENT (set by the canceller once tgkill has queued the
- *    signal), then makes one system call, on whose way back to user space
- *    the kernel runs the handler for every pending unblocked signal.  So
- *    the signal always lands inside the run it was sent for, and a later
- *    entry never sees it.
- *  - The window.  Every call runs through xsc__syscall_cp
- *    (arch/x86_64/cancel.S), which tests `canceled` and makes the call;
- *    the handler, finding the interrupted rip between the test and the
- *    syscall instruction, moves it to a path that returns -ECANCELED
- *    without making the call.  A signal before the test is seen by the
- *    test; one during a blocking call interrupts it (no SA_RESTART: the
- *    call returns its own -EINTR, as a signal to a synchronous caller
- *    would make it); one after the call leaves the result alone.
- * The test needs the Dekker handshake of run() and xsc__worker_cancel():
- * the thread stores RUN(id) (seq_cst) and then tests `canceled`; the
- * canceller stores `canceled` (seq_cst) and then loads the run word.  One
- * of them sees the other's store: either the test sees the flag, or the
- * canceller sees the run and signals it.
- * Results: a canceled entry whose call had not started gets -ECANCELED
- * and the call never runs; a blocked one returns -EINTR and did nothing;
- * one that had finished keeps its result.  A multi-call chain is tested
- * once, before it starts; a signal interrupts the call it is blocked in
- * (xsc_close repeats the cancel, for a chain between two calls).
- * Retrying a call that got -EINTR from a stray signal was the other way
- * out, and was rejected: a retried nanosleep, poll or futex wait starts
- * its timeout over.
+ * Cancel: exact, never lost, never reaching another entry.  The canceller
+ * signals a thread only after claiming its run word (RUN(id) ->
+ * RUN(id) | R_CLAIM); a claimed thread lets the signal land (R_SENT)
+ * before it takes another entry; every call goes through xsc__syscall_cp
+ * (cancel.S), whose window between its test and the syscall the handler
+ * closes.  Why each piece: docs/design.md, "Syscall threads".
  */
 #include "internal.h"
 

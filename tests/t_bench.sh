@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t_bench: every `xsc bench` experiment of issue 7 (and null, switch) in
+# t_bench: every `xsc bench` experiment (docs/experiments.md) in
 # --quick mode: exit 0, a complete CSV with the expected header and data
 # rows, no NaN/inf, times present and positive, derived columns (ratios,
 # savings, slowdowns) consistent with the columns they come from,
@@ -7,8 +7,8 @@
 # all` writes REPORT.md; the host profile beside the CSVs and in the
 # report; an unknown experiment exits 2 and lists valid
 # names.  Never a bound on how fast one strategy is against another: a
-# correct program crosses any such bound on some machine (issue 15: a
-# -1000 % bound on bench copy failed 2 runs in 3 where syscalls cost 45 ns).
+# correct program crosses any such bound on some machine (a -1000 %
+# bound on bench copy fails 2 runs in 3 where syscalls cost 45 ns).
 # With every package of `make demo` installed, `xsc bench all --quick`
 # took 420-500 s on 2 shared cores; without apache and oltp (left out
 # below) this test takes about 190 s.

@@ -4,10 +4,10 @@
  * The cost of a byte is counted as the runtime's completions (entries
  * completed plus readiness waits completed, xsc_runtime_stats) less the
  * writer's own, per byte read: at most 2 (the turn's readiness wait and
- * the read).  Before, past half the entries every waiter had a readiness
- * wait of its own and one byte completed all K of them (K failed
- * retries); below it, K blocked reads were K waiters the kernel woke and
- * retried per byte.  Run twice: with 1,024 entries per kernel thread
+ * the read).  Without turns, past half the entries every waiter has a
+ * readiness wait of its own and one byte completes all K of them (K
+ * failed retries); below it, K blocked reads are K waiters the kernel
+ * wakes and retries per byte.  Run twice: with 1,024 entries per kernel thread
  * (the waiters hold more than half) and with the default 4,096.
  * Then 200 fibers append to one regular file at once: no readiness wait,
  * since a file never waits for another party.

@@ -121,7 +121,7 @@ good=(null_syscall_ns 1100 posted_batch1_ns 1250 posted_batch32_ns 100
       cross_core_wake_ns 30000 xsave_bytes 2696 xsavec 0)
 lines=()
 for ((i = 0; i < ${#good[@]}; i += 2)); do lines+=("${good[i]} ${good[i+1]}"); done
-f=$(forced good "# a host like issue 39's" "${lines[@]}")
+f=$(forced good "# a host where a system call costs 1.1 us" "${lines[@]}")
 out=$(XSC_HOST_PROFILE=$f "$xsc" info) || bad "a good forced file failed"
 [ "$(profile <<<"$out")" = "forced by XSC_HOST_PROFILE=$f" ] || bad "forced: $(profile <<<"$out")"
 grep -q '^  null_syscall_ns *1100$' <<<"$out" || bad "forced: value not shown"

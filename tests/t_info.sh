@@ -1,7 +1,7 @@
 #!/bin/bash
 # `xsc info`: the header lines say what the machine has, also when the
 # process may open almost no files (the sysctl is read before the ring
-# takes its fds; before, `ulimit -n 4` printed io_uring_disabled=-1), and
+# takes its fds, or `ulimit -n 4` would print io_uring_disabled=-1), and
 # the host profile; the routes AUTO chooses by cost follow a forced
 # profile and say its figures.
 build=${1:?usage: t_info.sh BUILD_DIR}
@@ -45,7 +45,7 @@ row mount 'not described by the table'
 row write '^  arguments:   fd pointer length$'
 row pipe2 '^  returns:     two descriptors, written to fds_out \(pipe\)'
 row accept4 '^  returns:     a descriptor \(socket\)'
-# the README's sample: fstat's row
+# docs/design.md's sample ("Executors and routes"): fstat's row
 row fstat '^fstat \(5\): fd,out$'
 row fstat '^  io_uring:    translated; statx \+ exact conversion'
 row fstat '^  multi-call:  not linkable'

@@ -173,12 +173,12 @@ int main(void)
 
 	/* read/write per block: classifying two fds alone costs more than
 	 * the two calls, and a syscall thread adds a hand-off: inline, two
-	 * crossings, whatever the machine (issue 15, item 4) */
+	 * crossings, whatever the machine */
 	rep = rw_chain(x, XSC_MC_AUTO);
 	show("read/write, the profile's model", &rep);
 	CHECK_EQ(rep.path, XSC_MC_INLINE);
 	CHECK_EQ(rep.crossings, 2);
-	model(45, 150, 40);		/* the machine of the issue */
+	model(45, 150, 40);		/* a host with 45 ns system calls */
 	CHECK_EQ(rw_chain(x, XSC_MC_AUTO).path, XSC_MC_INLINE);
 	model(100000, 100, 1);		/* even with very dear syscalls */
 	CHECK_EQ(rw_chain(x, XSC_MC_AUTO).path, XSC_MC_INLINE);

@@ -1,4 +1,4 @@
-/* What the README says of the ring and the pool:
+/* What docs/design.md ("Ring mode") says of the ring and the pool:
  *  - a uring handle's ring is SINGLE_ISSUER | COOP_TASKRUN (and
  *    SUBMIT_ALL); with XSC_DEFER_TASKRUN, SINGLE_ISSUER | DEFER_TASKRUN |
  *    TASKRUN_FLAG;

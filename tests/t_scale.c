@@ -4,19 +4,20 @@
  * default syscall pages (4,096 entries per kernel thread), every byte
  * checked.  Each pair is its own conversation: fiber A writes a byte and
  * reads the answer, fiber B reads it and writes the answer back, for a
- * few rounds.  Before, tens of thousands of readers blocked in entries
- * filled a kernel thread's pages and the writers that would have woken
- * them waited for a free entry forever (a deadlock with no error).
+ * few rounds.  The failure guarded against: tens of thousands of readers
+ * blocked in entries fill a kernel thread's pages and the writers that
+ * would wake them wait for a free entry forever (a deadlock with no
+ * error).
  * Without a ring (the worker executor, io_uring forbidden) the syscall
  * threads are the finite resource (256 per kernel thread): blocked fibers
- * beyond half of them wait on the handle's epoll thread instead (before:
- * a deadlock past 256).  Inline runs each call in its kernel thread,
+ * beyond half of them wait on the handle's epoll thread instead (else a
+ * deadlock past 256).  Inline runs each call in its kernel thread,
  * where fibers of one kernel thread cannot talk.
  * First, as many fibers as the test's count (100,000) wait on one
- * semaphore and are all released: once every fiber had run, a kernel
- * thread with nothing to do looked for new fibers to take by walking the
- * other's whole run queue under its lock, again and again, and 60,000
- * released fibers took minutes (a hang to the program).
+ * semaphore and are all released: a kernel thread with nothing to do
+ * that looked for new fibers to take by walking the other's whole run
+ * queue under its lock, again and again, would take minutes for 60,000
+ * released fibers (a hang to the program).
  * xsc-test: per-backend
  * xsc-test: timeout=300 */
 #include <fcntl.h>

@@ -7,10 +7,12 @@
  * readers wait on one descriptor at once, and one byte arriving must wake
  * one of them, not lose the wake-up and not wake all of them for good.
  *   t_shared_pipes [PAIRS PIPES]  (default 50,000 pairs on 4,000 pipes)
- * Fails when no round completes for STALL_S seconds (a stall: before,
- * 30,000 fibers on 4,000 pipe pairs stopped after a third of the rounds
- * and 100,000 within the first second).  Prints the completions the
- * handle reaped per byte read (the herd: K waiters woken for one byte).
+ * Fails when no round completes for STALL_S seconds (a stall: with a
+ * readiness wait per waiter past half the entries, 30,000 fibers on 4,000
+ * pipe pairs stop after a third of the rounds and 100,000 within the
+ * first second; docs/design.md, "Many blocked fibers").  Prints the
+ * completions the handle reaped per byte read (the herd: K waiters woken
+ * for one byte).
  * xsc-test: per-backend
  * xsc-test: timeout=200 */
 #include <fcntl.h>

@@ -8,8 +8,8 @@
 #     way: the constant part, thread starts and exits, moves a little);
 #   - arch_prctl only (XSC_HW=nofsgsbase,noldt): at most one load per
 #     switch to a fiber (-v counts the switches), none back to the
-#     scheduler's own pointer (two per switch before), and more than 0.5
-#     per round trip (the path was taken, and the count sees it).
+#     scheduler's own pointer (that would make two per switch), and more
+#     than 0.5 per round trip (the path was taken, and the count sees it).
 # Exit 0 pass, 1 fail, 77 skip.
 # xsc-test: timeout=300
 set -u

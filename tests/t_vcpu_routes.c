@@ -2,10 +2,10 @@
  * program is told.  As a user without CAP_IPC_LOCK, RLIMIT_MEMLOCK can
  * leave room for exactly one ring: kernel thread 0 gets it, kernel thread
  * 1 falls back to syscall threads.  Its handle is opened quiet (one line
- * per program, not per thread), so before, nothing said so.  The test
- * finds such a limit with two handles of the runtime's size, then runs
- * xsc_main with 2 kernel threads under it and wants the line that names
- * kernel thread 1.
+ * per program, not per thread), so without a line of its own nothing
+ * would say so.  The test finds such a limit with two handles of the
+ * runtime's size, then runs xsc_main with 2 kernel threads under it and
+ * wants the line that names kernel thread 1.
  * Needs root (to become nobody); skips otherwise. */
 #include <fcntl.h>
 #include <sys/resource.h>

@@ -1,7 +1,7 @@
 /*
  * loop.c - httpd-uring: the server of httpd.c hand-written as ONE io_uring
- * event loop on one thread (liburing), the reference the issue measures
- * xsc threads against: what the blocking style costs over code written
+ * event loop on one thread (liburing), the reference `xsc bench http`
+ * measures xsc threads against: what the blocking style costs over code written
  * around the ring by hand.
  *
  * Same work per request as httpd.c: recv the head, openat (io_uring),

@@ -1,50 +1,22 @@
 /*
  * ctx.h - execution contexts and fiber stacks (internal layer under the
- * M:N scheduler).
+ * M:N scheduler).  A context is a saved stack pointer; xsc__ctx_swap
+ * (switch.S) pushes the callee-saved registers and the MXCSR/x87 control
+ * word, so rsp is valid at every instruction of a switch.
  *
- * A context is a saved stack pointer.  xsc__ctx_swap (switch.S) pushes the
- * callee-saved registers (rbp, rbx, r12-r15) and a word holding MXCSR and
- * the x87 control word onto the current stack, stores rsp in from->sp,
- * loads to->sp and pops the same frame.  Because everything lives on the
- * stack, rsp is valid at every instruction and a signal arriving mid-switch
- * is harmless (libco #90 is the counter-example).  The caller-saved
- * registers are clobbered by the call itself, so a switch costs a call,
- * seven pushes, seven pops and a return.
- *
- * The thread's own context needs no preparation: a zeroed struct xsc_ctx
- * is a valid "from" and is filled in by the first switch away from it.
- * It belongs to that thread (under ASan it learns that thread's stack
- * bounds), so give each kernel thread its own.
- *
- * Life of a fiber:
- *   xsc__ctx_make(ctx, lo, size, fn, arg, exit_hook)  lay out the first frame
- *   xsc__ctx_switch(&self, ctx)                     runs fn(arg) on the stack
- *   ... fn switches back and forth with xsc__ctx_switch ...
- *   fn returns -> exit_hook(ctx) is called, still on the fiber's stack.
- * exit_hook must leave for good with xsc__ctx_exit(ctx, next) (which tells
- * the sanitizers the fiber is dead) and never return; the stack may be
- * freed only once the code running on "next" has taken over.  If exit_hook
- * is NULL or returns, the process aborts with a message: falling off the
- * end of a fiber's stack is always a bug.
- *
- * Floating-point control state follows C11 7.6: a new fiber starts with the
- * MXCSR and x87 control word of the thread that called xsc__ctx_make, and
- * from then on each fiber keeps its own.
- *
- * Sanitizers: under ASan every switch is bracketed by
- * __sanitizer_start_switch_fiber / __sanitizer_finish_switch_fiber; the
- * stack bounds of a thread's own context are learnt from ASan on the first
- * switch away from it.  xsc__ctx_swap is the raw switch without that
- * bookkeeping; use xsc__ctx_switch, which without ASan is exactly one call
- * to it.  TSan is not supported yet (it would need __tsan_create_fiber and
- * __tsan_switch_to_fiber here and a destroy call after a fiber's death).
- *
- * Stacks (stack.c): mmap'd, lazily committed, a guard page below, a
- * per-thread pool for reuse and a process-wide registry so the SIGSEGV
- * handler can tell a fiber stack overflow from any other fault.  See the
- * top of stack.c.
- *
- * Every function returning int returns 0 or a negative errno.
+ * Rules (the why: docs/design.md, "Contexts and fiber stacks"):
+ *  - a zeroed struct xsc_ctx is a valid "from"; it belongs to the thread
+ *    that first switches away from it: one per kernel thread;
+ *  - xsc__ctx_make(ctx, lo, size, fn, arg, exit_hook) lays out the first
+ *    frame, xsc__ctx_switch(&self, ctx) runs fn(arg); when fn returns,
+ *    exit_hook(ctx) runs on the fiber's stack and must leave for good
+ *    with xsc__ctx_exit(ctx, next); a NULL or returning hook aborts;
+ *  - free a fiber's stack only once the code on "next" has taken over;
+ *  - a new fiber inherits its creator's MXCSR and x87 control word
+ *    (C11 7.6), then keeps its own;
+ *  - use xsc__ctx_switch (ASan's fiber bookkeeping around the raw swap);
+ *    TSan is not supported;
+ *  - every function returning int returns 0 or a negative errno.
  */
 #ifndef XSC_FIBER_CTX_H
 #define XSC_FIBER_CTX_H

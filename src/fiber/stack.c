@@ -2,55 +2,23 @@
  * stack.c - fiber stacks: guarded mappings, a per-thread pool, and the
  * SIGSEGV handler that turns a guard-page hit into a clear message.
  *
- * Layout of one stack (addresses grow to the right):
- *
  *	map                                                      map+map_size
  *	| guard page | usable stack [lo, hi) ...... | struct xsc_stack |
  *
- * The mapping is MAP_NORESERVE and MADV_NOHUGEPAGE, so only touched pages
- * cost memory: an idle fiber holds the top page (descriptor plus the few
- * frames below it).  The guard comes from MADV_GUARD_INSTALL (Linux 6.13)
- * when the kernel has it, which adds no VMA, so adjacent stacks merge and
- * vm.max_map_count (65530, about 32k mprotect-guarded stacks) stops being
- * the limit; otherwise from mprotect(PROT_NONE).  XSC_STACK_GUARD=mprotect
- * in the environment forces the old way.
- *
- * The guard is one page: a function with a frame larger than that can
- * step over it without touching it, unless the code is built with
- * -fstack-clash-protection (which probes every page).
- *
- * Pool: each thread keeps a LIFO of free stacks of the default size, at
- * most pool_max (64) of them.  On the way in, everything but the top
- * KEEP bytes is released with MADV_DONTNEED, so a pooled stack costs at
- * most KEEP of memory however deep it once ran; the hot top pages stay.
- * Stacks are not tied to a thread: whoever frees a stack pools it.
- *
- * Registry: the SIGSEGV handler must know whether the faulting address is
- * a fiber guard page, from any thread, without locks.  Every mapped stack
- * owns a slot holding its guard page address.  Slots live in chunks that
- * are never freed; a free slot holds (next free index << 1) | 1, which
- * cannot be a page address, so the free list costs no extra memory.
- * Writers (mapping and unmapping, rare next to pool reuse) serialise on
- * reg_lock; the handler reads chunk pointers and slots with acquire loads
- * paired with the release stores in reg_add / reg_grow.
- *
- * Signals: one SIGSEGV handler per process, SA_ONSTACK, installed by the
- * first xsc__stack_thread_init.  A fault inside a registered guard page
- * prints "xsc: fiber stack overflow (fiber stack at LO, guard page hit at
- * ADDR)" and aborts.  Anything else goes to the handler that was there
- * before (ASan's, the application's) or gets the default action: reset to
- * SIG_DFL and return, so the faulting instruction faults again and the
- * kernel kills us with the original signal; a SIGSEGV sent with kill() is
- * re-raised instead.  The handler can only run if the faulting thread has
- * an alternate signal stack (the fiber's stack is full), hence
- * xsc__stack_thread_init on every thread that runs fibers; a thread
- * without one dies by plain SIGSEGV.  If the thread already has an
- * alternate stack of at least ALT_MIN bytes (ASan installs one per
- * thread, and frees it at thread exit), it is kept.
- *
- * Valgrind: each usable range is registered with VALGRIND_STACK_REGISTER
- * while it is mapped.  ASan: the range is unpoisoned whenever a stack is
- * pooled or unmapped, since a dead fiber's frames leave poisoned redzones.
+ * Rules (the why: docs/design.md, "Contexts and fiber stacks"):
+ *  - mappings are MAP_NORESERVE | MADV_NOHUGEPAGE; the guard is one page,
+ *    MADV_GUARD_INSTALL where the kernel has it, else mprotect
+ *    (XSC_STACK_GUARD=mprotect forces it);
+ *  - the pool is per thread, LIFO, at most pool_max; a pooled stack keeps
+ *    only its top KEEP bytes resident;
+ *  - the registry of guard pages is read by the handler without locks:
+ *    chunks are never freed, slots are read with acquire loads paired
+ *    with reg_add / reg_grow's release stores, writers take reg_lock;
+ *  - the handler needs an alternate signal stack on every thread that
+ *    runs fibers (xsc__stack_thread_init); a fault that is not a guard
+ *    hit goes to the previous handler or the default action;
+ *  - ranges are registered with Valgrind while mapped and unpoisoned for
+ *    ASan when pooled or unmapped.
  */
 #include <errno.h>
 #include <pthread.h>

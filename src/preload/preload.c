@@ -1,53 +1,23 @@
 /*
- * preload.c - transparent mode: unmodified pthread programs on xsc threads.
+ * preload.c - transparent mode: unmodified pthread programs on xsc threads
+ * (libxsc-preload.so, by LD_PRELOAD or `xsc run -- prog`).  The design:
+ * docs/transparent.md.
  *
- * libxsc-preload.so (LD_PRELOAD, or `xsc run -- prog`) takes over when
- * the program creates its second thread (start.c: until then it runs
- * natively, having nothing to batch): it starts one vcpu per core, turns
- * the calling thread's execution into a fiber and parks the original
- * kernel thread.  From then on the program's threads are fibers.
+ * This file: the entry from libc and the dispatch.  Every way a program's
+ * call reaches the library (a SIGSYS from syscall user dispatch, an
+ * interposed function in wrap.c, a rewritten libc site in rewrite.c) ends
+ * in xsc__tp_call(), which takes its policy from the syscall table's
+ * .shim (post, direct or emulate) and runs the emulators of this file.
+ * signals.c, threads.c and start.c hold the rest (shim.h lists them).
  *
- * Interception works at the system call level, below libc, so calls libc
- * makes internally (stdio, malloc's and pthread's futexes, the clone3 of
- * pthread_create) are seen as well as the program's own:
- *   - syscall user dispatch (Linux 5.11+, PR_SET_SYSCALL_USER_DISPATCH):
- *     on each vcpu, while a fiber runs program code the selector byte says
- *     BLOCK and every system call outside this library's text raises
- *     SIGSYS; the handler executes it (below) and returns its result in
- *     rax.  Runtime code runs with the selector at ALLOW.
- *   - the hot libc wrappers (read, write, accept4, ...: wrap.c) are also
- *     interposed by symbol, which skips the ~1-2 us signal round trip;
- *   - libc's own system call sites are rewritten into jumps to the
- *     runtime after their first trap (rewrite.c), for the calls libc
- *     makes inside itself.
- * All paths end in xsc__tp_call(), which takes its policy from the syscall
- * table's .shim (dispatch, below).
- *
- * Per-fiber identity: glibc's own pthread_create runs unchanged (its stack,
- * its TLS block, its struct pthread) up to the clone3 system call, which is
- * emulated: instead of a kernel thread, a fiber that starts with the
- * parent's registers, rax = 0, the new stack, and the new thread pointer,
- * loaded with wrfsbase whenever the fiber runs (FSGSBASE).  So __thread
- * variables, errno, stdio's lock owners and malloc's arenas are per
- * thread exactly as natively.  The vcpu itself is found through the GS
- * base.  Thread ids are virtual (gettid, CLONE_PARENT_SETTID) and the
- * CLONE_CHILD_CLEARTID word is cleared and woken when a fiber is gone from
- * its stack, which is what pthread_join and glibc's stack cache wait for.
- *
- * Futexes are emulated in user space (sched/futex.c): a waiting fiber
- * parks and its vcpu runs others.
- *
- * Calls that cannot be asynchronous: fork runs natively and the child
- * continues without the runtime (syscall user dispatch is not inherited);
- * vfork and process clones with a new stack re-execute at the program's
- * own call site (xsc__tp_native_stub); execve switches dispatch off first.
- * Signals: handlers are wrapped so they run with the selector at ALLOW
- * (their calls run directly: no fiber switch inside a handler); SIGSYS is
- * never blocked; each fiber has its own signal mask.  See
- * docs/transparent.md for the full list and the limits.
- *
- * This file: the entry from libc, the dispatch and the emulators; the
- * rest is in signals.c, threads.c and start.c (shim.h lists them).
+ * Rules:
+ *  - runtime code runs with the dispatch selector at ALLOW, program code
+ *    on a fiber at BLOCK; a handler runs at ALLOW (its calls are direct,
+ *    no fiber switch inside a handler); SIGSYS is never blocked;
+ *  - the library never calls a libc function it intercepts (raw system
+ *    calls, rawsys.h) and never takes a glibc lock a fiber can hold;
+ *  - emulators[] must be exactly the table's EMULATE rows (checked at
+ *    start-up).
  */
 #include "shim.h"
 

@@ -1,97 +1,26 @@
 /*
- * rewrite.c - trap once, then jump: libc's system call sites rewritten so
- * that a call libc makes internally costs a jump and a function call, not
- * a SIGSYS round trip.
+ * rewrite.c - trap once, then jump: a libc system call site is rewritten
+ * after its first trap, so that a call libc makes inside itself costs a
+ * jump and a function call, not a SIGSYS round trip.  site.c plans which
+ * instruction before the syscall becomes "jmp stub"; this file carries
+ * the plan out.  The design, what is left trapping and the figures:
+ * docs/transparent.md, "Trap once, then jump".
  *
- * Syscall user dispatch (preload.c) sees every call, but each trapped call
- * costs a signal delivery and a sigreturn.  The interposed functions
- * (wrap.c) avoid that only for the program's own calls to them; stdio's
- * reads, malloc's mmaps, the futexes of glibc's locks, syscall() and
- * everything else libc does inside itself still trap.  So, as gVisor's
- * systrap does, the first trap from a site proves the site is a real,
- * executed system call, and the site is then rewritten in place.  site.c
- * plans it: one of the data instructions right before the syscall
- * becomes a jump to a stub that runs it and the rest up to the syscall,
- * as they were, and enters the runtime with whatever rax they leave:
- *
- *   b8 6e 00 00 00  mov $110,%eax      ==>  e9 RR RR RR RR  jmp stub
- *   0f 05           syscall                 0f 05           syscall
- *
- *   4c 8b 4c 24 08  mov 0x8(%rsp),%r9  ==>  e9 RR RR RR RR  jmp stub
- *   0f 05           syscall                 0f 05           syscall
- *                   (syscall(): rax was loaded from rdi further up)
- *
- *   31 c0           xor %eax,%eax      ==>  eb RR           jmp trampoline
- *   0f 05           syscall                 0f 05           syscall
- *                   (__read_nocancel: 2 bytes, so the jump goes to 5
- *                   bytes of padding nearby that become "jmp stub")
- *
- * The stub (one per site, in a page within +-2 GiB of libc) is those
- * instructions (a conditional jump among them relocated to its target in
- * libc), the address after the syscall in rcx and a jump to
- * xsc__tp_site_entry (stub_x86_64.S).  The entry reads the number in rax:
- * one the shim must not take from a stub (not xsc__tp_site_ok: the
- * table's refused rows, such as libc's rt_sigreturn restorer; the
- * emulations that need the trapped registers, clone, clone3, fork, vfork,
- * rt_sigprocmask, preload.c's xsc__tp_needs_frame; a number the table
- * does not know, high bits set included) goes back to the site's own
- * syscall instruction, which traps as before, every register as the site
- * left it but rcx and r11, which the syscall instruction sets.  Any other
- * call it makes, keeping the kernel's ABI: every register but rax (the result),
- * rcx and r11 as it was, the vector and x87 state too (xsave/xrstor),
- * flags as well; the red zone is stepped over before anything is pushed;
- * it returns with a jump, never a ret.
- *
- * What is rewritten, and why it is safe:
- *   - only sites in libc.so.6's executable segment (the library
- *     validated: Debian 12's glibc 2.36 has a plan for 515 of its 526
- *     syscall instructions, t_insn), only after a trap from that very site
- *     with a number the stub may take;
- *   - only one instruction changes, proven an instruction of its own
- *     with no branch landing inside it, its first 5 (or 2) bytes within
- *     one cache line (site.c: how, and why one);
- *   - they change with one locked 8-byte compare-and-exchange within the
- *     line (Intel SDM vol. 3, 8.1.1-8.1.2: atomic even unaligned), so
- *     another CPU fetches either the old instruction or the jump, never a
- *     mix; what follows it stays, so a thread that ran the old
- *     instruction just before, or a branch to any instruction after it or
- *     to the syscall, runs the original code and traps;
- *   - a trampoline goes into padding nothing runs, and every CPU running
- *     the process is serialized (membarrier's PRIVATE_EXPEDITED_SYNC_CORE,
- *     registered for at start-up) before the jump to it is published, so
- *     none can hold stale bytes of it; without membarrier there are no
- *     trampolines.  No jump crosses a cache line: where a candidate's 5
- *     bytes would (4 of 64 positions), a 2-byte jump within the line to a
- *     trampoline takes its place, instead of the int3 protocol gVisor and
- *     the kernel's text_poke_bp use to change bytes across lines;
- *   - the page is made writable for the change and given back r-x, its
- *     permissions before; if that fails (a W^X policy) nothing more is
- *     rewritten;
- *   - stubs live in a memfd mapped twice: executable near libc and
- *     writable elsewhere, so no page is ever writable and executable; a
- *     stub never changes once a site jumps to it;
- *   - every change is logged with the bytes it replaced: the planner
- *     reads the code as it was (site.c), and a used trampoline is not
- *     used again.
- * Left trapping, each site named by `xsc run -v` with the reason: sites
- * with no plan (11 in glibc 2.36: a site with no data instruction right
- * before its syscall, sched_getaffinity's cmovbe; short instructions and
- * no padding within reach, pthread_barrier_wait's futex wake; clone's and
- * clone3's assembly, which has no unwind entry), calls whose number the
- * stub hands back, code outside libc (the dynamic loader's, a program's
- * own), the vDSO (its functions make no system call unless the clock
- * cannot be read in user space).  The stub's instructions have no unwind
- * information: a backtrace from a signal taken on one of them stops
- * there (the entry has its own, up to the site in libc).
- *
- * A forked child keeps the rewritten sites (its memory is a copy) and
- * their stubs (the memfd is shared).  One that gets a runtime of its own
- * takes a private copy of the stubs and goes on rewriting
- * (xsc__tp_rewrite_child); one that does not rewrites nothing more, since
- * the stub page is its parent's too.  Outside a fiber (a forked child
- * without a runtime, our own threads, a signal handler) the entry makes
- * the system call itself, from the library's text, which dispatch lets
- * through.  XSC_REWRITE=0 turns it all off.
+ * Rules:
+ *  - only libc.so.6's executable segment, only after a trap from that
+ *    very site with a number the stub may take (xsc__tp_site_ok);
+ *  - one instruction changes, by one locked 8-byte compare-and-exchange
+ *    within a cache line; the syscall and what follows stay, so any
+ *    other path through the site runs the original code and traps;
+ *  - a trampoline is written into padding and every CPU serialized
+ *    (membarrier SYNC_CORE) before the jump to it is published; without
+ *    membarrier, no trampolines;
+ *  - no page is writable and executable at once: the code page is made
+ *    writable for the change only, the stubs are a memfd mapped r-x near
+ *    libc and rw- elsewhere; a stub never changes once a site jumps to it;
+ *  - every change is logged with the bytes it replaced (site.c reads the
+ *    code as it was); a forked child with a runtime of its own copies
+ *    the stubs (xsc__tp_rewrite_child); XSC_REWRITE=0 turns it all off.
  */
 #include "preload.h"
 
@@ -296,8 +225,8 @@ void xsc__tp_rewrite_stop(void)
  * far are in the memfd it shares with its parent, which goes on appending
  * to it, so the child takes a copy of its own, mapped at the same two
  * addresses (the jumps in its copy of libc stay valid), and rewrites in
- * that from now on: before, a forked server's worker child (Apache's)
- * trapped every call whose site its parent had not rewritten before the
+ * that from now on: otherwise a forked server's worker child (Apache's)
+ * traps every call whose site its parent had not rewritten before the
  * fork (a munmap per request).  Called while the child has one thread: no
  * stub is running and the lock, if the fork caught another thread of the
  * parent holding it, is nobody's. */

@@ -2,52 +2,25 @@
  * site.c - how a libc syscall site can become a jump, proven from the
  * code around it.  rewrite.c carries the plan out; t_insn checks the plan
  * of every syscall instruction of the machine's libc against objdump.
+ * The design: docs/transparent.md, "Trap once, then jump".
  *
- * A site is a syscall instruction and the run of instructions right
- * before it that only move or compute data (the decoder's "plain": no
- * rip-relative operand, no call, return or stack push) or branch
- * conditionally.  One plain instruction of the run, I, becomes a jump to
- * a stub (rewrite.c), which runs I and the instructions after it up to
- * the syscall, copied as they were, and enters the runtime with whatever
- * rax they leave: an immediate ("mov $nr,%eax"), a register (syscall():
- * "mov %rdi,%rax" at its top, "mov 0x8(%rsp),%r9" last), or zero
- * (read: "xor %eax,%eax").  A conditional jump in the stub is a jcc
- * rel32 to its target in libc, where the original code runs on (to the
- * syscall, which traps, or past it).  The syscall instruction stays as it
- * is: a branch to it or to any instruction after I runs the original code
- * and traps, and the entry jumps back to it for a number the shim must
- * not take from a stub.
- *
- * Only I changes, because a thread may stop at any instruction boundary
- * (preempted, or interrupted by a signal whose handler makes this very
- * rewrite) and resume there later: a boundary inside the changed bytes
- * would resume in the middle of the jump.  I has none: the decoder walks
- * the function from its first instruction (libc's unwind table) to the
- * syscall and lands on I's start, and no branch of the function lands
- * inside I.  It walks the whole function where it can; where it cannot,
- * I must not start with a legacy prefix, the one place code jumps into an
- * instruction ("jmp 1f; lock; 1: cmpxchg").  One locked exchange within a
- * cache line changes I's first bytes, so another CPU fetches the old
- * instruction or the jump.
- *
- * I is the nearest instruction before the syscall, in a run of at most 16
- * and 48 bytes, that holds a jmp rel32 (5 bytes) within one cache line.
- * Where none does (read's "mov 0x8(%rsp),%edi; xor %eax,%eax": 4 and 2
- * bytes; a candidate at 60-63 of a line), the nearest whose first 2 bytes
- * are within a line becomes a jmp rel8 to a trampoline: 5 bytes of
- * alignment padding within 128 bytes that become a jmp rel32 to the stub.
- * Padding is a run of nops right after an instruction that never falls
- * through (ret, jmp, ud2), that no branch of the function lands in:
- * nothing runs it (assemblers align with nops before a label, never after
- * one).  That needs all the function's branch targets, so the whole
- * function (its FDE's range) must decode and have no indirect jump (whose
- * targets the code does not say); the padding after it up to the next
- * function counts too.  rewrite.c writes the trampoline and serializes
- * every CPU before it publishes the jmp rel8.
- *
- * The code is read as it was: rewrite.c's log of what it changed (a jump
- * shorter than the instruction it replaces leaves a tail a walk would
- * misread; a used trampoline is padding no more) is undone in a copy.
+ * Rules of a plan:
+ *  - I, the instruction replaced, is in the run of "plain" instructions
+ *    (insn.c: no rip-relative operand, no call, return or push) or
+ *    conditional branches right before the syscall, at most 16 and 48
+ *    bytes; the stub runs I up to the syscall as they were (a jcc becomes
+ *    a jcc rel32 to its target in libc) and enters with whatever rax
+ *    they leave;
+ *  - the decoder walks from the function's first instruction (libc's
+ *    unwind table) and must land on I's start, and no branch of the
+ *    function may land inside I; where the whole function cannot be
+ *    walked, I must not start with a legacy prefix;
+ *  - I is the nearest candidate whose 5 bytes (jmp rel32) are within one
+ *    cache line; else the nearest whose 2 bytes are, as a jmp rel8 to a
+ *    trampoline: 5 bytes of padding within 128 bytes after an instruction
+ *    that never falls through, that no branch of the function lands in
+ *    (the whole FDE range must decode, with no indirect jump);
+ *  - the code is read as it was, rewrite.c's log of changes undone.
  */
 #include <string.h>
 

@@ -1,49 +1,22 @@
 /*
- * stub_x86_64.S - register-level pieces of transparent mode (see preload.c).
- *
+ * stub_x86_64.S - register-level pieces of transparent mode (see
+ * preload.c): a cloned thread's first instruction (xsc__tp_resume), calls
+ * that must run at the program's own call site (xsc__tp_native_stub),
+ * the restorer of the handlers the library installs (xsc__tp_restorer)
+ * and the entry of rewritten libc syscall sites (xsc__tp_site_entry).
+ * All of them live in the library's text, which syscall user dispatch
+ * always lets through; each one's contract is above it.
+ */
+	.text
+
+/*
  * xsc__tp_resume(const greg_t *g): loads every general register, rflags
  * and rsp from a ucontext gregs array (glibc's REG_* order) and jumps to
  * g[REG_RIP].  A cloned thread starts this way: the registers its parent
  * had at the clone instruction, rax = 0 and its own stack, exactly where
  * the kernel would have started it.  The three words it pushes lie just
  * below the new rsp, in space the thread has not used yet.
- *
- * xsc__tp_native_stub: runs the system call the registers describe from
- * inside the library's text (which syscall user dispatch always lets
- * through) and jumps back to the program at %gs:0 (struct xsc_vcpu's
- * tp_ret).  Used for calls that must start a second thread of control at
- * the program's own call site (vfork, clone of a process with a new
- * stack): the signal frame is gone by then, and the child, which shares
- * the GS base, returns to the same place.  The handler leaves the
- * selector at ALLOW, so while a vfork child borrows the vcpu's memory its
- * calls (even through interposed functions) run directly; the parent,
- * resumed when the child execs or exits, sets it back to BLOCK (offset 8
- * of struct xsc_vcpu, checked in shim.h).
- *
- * xsc__tp_restorer: rt_sigreturn for handlers we install; it has to live
- * in the library's text for the same reason.
- *
- * xsc__tp_site_entry: where a rewritten libc syscall site goes (rewrite.c),
- * through its stub, with rax = the number (whatever the site's own
- * instructions left there) and rcx = the address after the site's syscall
- * instruction.  A number the shim must not take here (not
- * xsc__tp_site_ok[rax], rax < xsc__tp_nr_max) goes back to that syscall
- * instruction, which traps: the flags, the red zone and every register
- * but rcx and r11 (the syscall instruction's to set) as the stub left
- * them.  Any other call keeps the system call ABI as the kernel does: rax gets the
- * result, rcx the return address and r11 the flags; every other general
- * register, the flags, and the whole x87/SSE/AVX state (xsave64/xrstor64
- * of every enabled component, compacted where the CPU has XSAVEC: the
- * program may keep vector values live across a system call, the C code
- * below and the threads that run while this one waits may not) come back
- * unchanged.
- * The 128-byte red zone below the program's rsp is stepped over first.
- * The frame, from the program's rsp S down: red zone, flags (S-136),
- * return address (S-144), rbx, rbp (S-160), the result slot, the six
- * arguments (a[0] lowest), then the xsave area, 64-byte aligned.
  */
-	.text
-
 	.globl	xsc__tp_resume
 	.hidden	xsc__tp_resume
 	.type	xsc__tp_resume, @function
@@ -75,6 +48,19 @@ xsc__tp_resume:
 	.cfi_endproc
 	.size	xsc__tp_resume, .-xsc__tp_resume
 
+/*
+ * xsc__tp_native_stub: runs the system call the registers describe from
+ * inside the library's text (which syscall user dispatch always lets
+ * through) and jumps back to the program at %gs:0 (struct xsc_vcpu's
+ * tp_ret).  Used for calls that must start a second thread of control at
+ * the program's own call site (vfork, clone of a process with a new
+ * stack): the signal frame is gone by then, and the child, which shares
+ * the GS base, returns to the same place.  The handler leaves the
+ * selector at ALLOW, so while a vfork child borrows the vcpu's memory its
+ * calls (even through interposed functions) run directly; the parent,
+ * resumed when the child execs or exits, sets it back to BLOCK (offset 8
+ * of struct xsc_vcpu, checked in shim.h).
+ */
 	.globl	xsc__tp_native_stub
 	.hidden	xsc__tp_native_stub
 	.type	xsc__tp_native_stub, @function
@@ -87,6 +73,10 @@ xsc__tp_native_stub:
 1:	jmp	*%gs:0
 	.size	xsc__tp_native_stub, .-xsc__tp_native_stub
 
+/*
+ * xsc__tp_restorer: rt_sigreturn for the handlers the library installs,
+ * from the library's text, so that dispatch lets it through.
+ */
 	.globl	xsc__tp_restorer
 	.hidden	xsc__tp_restorer
 	.type	xsc__tp_restorer, @function
@@ -97,6 +87,26 @@ xsc__tp_restorer:
 	ud2
 	.size	xsc__tp_restorer, .-xsc__tp_restorer
 
+/*
+ * xsc__tp_site_entry: where a rewritten libc syscall site goes (rewrite.c),
+ * through its stub, with rax = the number (whatever the site's own
+ * instructions left there) and rcx = the address after the site's syscall
+ * instruction.  A number the shim must not take here (not
+ * xsc__tp_site_ok[rax], rax < xsc__tp_nr_max) goes back to that syscall
+ * instruction, which traps: the flags, the red zone and every register
+ * but rcx and r11 (the syscall instruction's to set) as the stub left
+ * them.  Any other call keeps the system call ABI as the kernel does:
+ * rax gets the result, rcx the return address and r11 the flags; every
+ * other general register, the flags, and the whole x87/SSE/AVX state
+ * (xsave64/xrstor64 of every enabled component, compacted where the CPU
+ * has XSAVEC: the program may keep vector values live across a system
+ * call, the C code below and the threads that run while this one waits
+ * may not) come back unchanged.
+ * The 128-byte red zone below the program's rsp is stepped over first.
+ * The frame, from the program's rsp S down: red zone, flags (S-136),
+ * return address (S-144), rbx, rbp (S-160), the result slot, the six
+ * arguments (a[0] lowest), then the xsave area, 64-byte aligned.
+ */
 	.globl	xsc__tp_site_entry
 	.hidden	xsc__tp_site_entry
 	.type	xsc__tp_site_entry, @function

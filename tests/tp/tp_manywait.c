@@ -5,10 +5,11 @@
  * pairs gets it.  Then 1,000 threads block in accept on one listening
  * socket, a client makes 2,000 connections one after another (a byte
  * out, the same byte back), and a shutdown of the listening socket ends
- * every accept with EINVAL.  Under xsc run every thread is a fiber: before,
- * waiters past half a kernel thread's entries each had a readiness wait,
- * one byte completed all of them, and the reads they then posted held the
- * entries the writers needed (30,000 fibers on 4,000 pipe pairs stalled).
+ * every accept with EINVAL.  Under xsc run every thread is a fiber; the
+ * failure guarded against: waiters past half a kernel thread's entries
+ * each with a readiness wait, one byte completing all of them, and the
+ * reads they then post holding the entries the writers need (30,000
+ * fibers on 4,000 pipe pairs stall).
  * Run with [PAIRS PIPES ACCEPTORS CONNECTIONS]; alarm(100) bounds it. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

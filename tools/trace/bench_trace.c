@@ -5,9 +5,10 @@
  * and one write per block, about as syscall-bound as a program gets.  It
  * runs untraced, under xsc trace (ptrace + SYSGOOD, the default), under
  * xsc trace --seccomp, under `strace -f -o /dev/null`, and under
- * xsc trace --pin (tracer and program on one CPU), all in this one run, alternating modes per repetition so drift hits all alike.  The
- * median wall time of each is compared with the untraced one; the target
- * of issue 5 is an overhead no larger than strace's.  Recording is timed
+ * xsc trace --pin (tracer and program on one CPU), all in this one run,
+ * alternating modes per repetition so drift hits all alike.  The median
+ * wall time of each is compared with the untraced one; the target is an
+ * overhead no larger than strace's.  Recording is timed
  * in-process (fork, exec, trace, reap); analysis is timed separately.
  * Prints a table and a CSV line per mode, and writes results/trace.csv
  * and the host profile beside it (results/host-profile.txt).

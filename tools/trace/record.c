@@ -1,41 +1,25 @@
 /*
  * record.c - run a command under ptrace and record every system call of it,
  * its threads and its children: (tid, nr, args, result, entry time,
- * duration), appended to the trace when the call returns.
+ * duration), appended to the trace when the call returns.  Why this
+ * mechanism and what it costs: docs/trace.md, "Overhead".
  *
- * Mechanism.  The child does PTRACE_TRACEME, stops itself, and execs; the
- * tracer sets PTRACE_O_TRACESYSGOOD | TRACEFORK | TRACEVFORK | TRACECLONE |
- * TRACEEXEC | EXITKILL and resumes with PTRACE_SYSCALL, so each call
- * costs two stops (entry and exit), read with one PTRACE_GET_SYSCALL_INFO
- * each (with a PTRACE_GETREGS fallback for kernels before 5.3).
- *
- * Why not seccomp-assisted ptrace by default: a SECCOMP_RET_TRACE filter
- * saves the stops of calls it lets through untraced, but a profiler wants
- * every call *with its result and duration*, so each call still needs a
- * seccomp stop plus a syscall-exit stop: the same two stops, plus the
- * filter run on every call.  Measured with `xsc bench trace` (dd, 100k
- * calls, docs/trace.md): the two are equal within run-to-run noise (both
- * pinned: 1.53 s seccomp, 1.50 s SYSGOOD; free: 2.97 s, 2.84 s).  With no speed to gain, the
- * default is the mechanism that leaves the program alone: a seccomp filter
- * stays installed in the program and its children (visible in
- * /proc/PID/status) and, without CAP_SYS_ADMIN, needs no_new_privs, which
- * changes what set-uid programs do.  `--seccomp` keeps it for comparison.
- *
- * What does pay is avoiding idle wakeups.  Each call is two round trips
- * between tracer and tracee; when the tracer blocks in waitpid its CPU goes
- * idle, and on a VM waking an idle vCPU costs tens of microseconds.  So
- * the tracer polls waitpid(WNOHANG) for up to SPIN_US (50 us) before it
- * blocks: dd under trace went from 0.8-4.6 s (bimodal, by scheduler
- * placement) to 1.0-1.5 s for 25k blocks.  XSC_TRACE_SPIN_US=0 turns it
- * off.  `--pin` goes further and runs tracer and program on one CPU, so
- * each stop is a local context switch; it is not the default because the
- * program then sees one CPU (sched_getaffinity, nproc) and its threads
- * cannot run in parallel.
- *
- * Ctrl-C (SIGINT, SIGTERM, SIGHUP to the tracer) detaches: every tracee is
- * sent a SIGSTOP with tkill, and when that stop is reported the tracee is
- * detached with the signal suppressed, so the program runs on untraced.
- * Calls in flight at that moment are kept without a result.
+ * Rules:
+ *  - the child does PTRACE_TRACEME, stops itself and execs; the tracer sets
+ *    TRACESYSGOOD | TRACEFORK | TRACEVFORK | TRACECLONE | TRACEEXEC |
+ *    EXITKILL and resumes with PTRACE_SYSCALL: two stops a call, each read
+ *    with one PTRACE_GET_SYSCALL_INFO (PTRACE_GETREGS before 5.3);
+ *  - nothing is installed in the program by default; `--seccomp` (a
+ *    SECCOMP_RET_TRACE filter, which needs no_new_privs without
+ *    CAP_SYS_ADMIN) is kept for comparison: a profiler needs every call's
+ *    result, so it saves no stop;
+ *  - the tracer polls waitpid(WNOHANG) for up to SPIN_US (50 us) before it
+ *    blocks, since waking an idle vCPU costs tens of microseconds
+ *    (XSC_TRACE_SPIN_US=0 turns it off); `--pin` runs tracer and program
+ *    on one CPU, not the default because the program then sees one CPU;
+ *  - SIGINT, SIGTERM or SIGHUP detaches: each tracee gets a SIGSTOP by
+ *    tkill and is detached at that stop with the signal suppressed; calls
+ *    in flight are kept without a result.
  */
 #include "tracei.h"
 
