@@ -550,7 +550,7 @@ int xsc__ucopy_in(void *dst, const void *usrc, size_t len);
 int xsc__ucopy_out(void *udst, const void *src, size_t len);
 /* The caller of an entry on one of the runtime's own handles (its tag:
  * a parked fiber) has [p, p + len) mapped and writable for sure: the live
- * part of its own stack (sched/runtime.c), where a stat buffer mostly is.
+ * part of its own stack (sched/fiber.c), where a stat buffer mostly is.
  * NULL, or false: the checked copy. */
 extern bool (*xsc__umem_ours)(uint64_t tag, uintptr_t p, size_t len);
 int xsc__ucopy_out_for(const struct xsc *x, uint64_t tag, void *udst,

@@ -139,7 +139,7 @@ void tp_reap(struct xsc_fiber *f)
 		xsc__sys3(SYS_futex, (long)f->ctid, FUTEX_WAKE, INT_MAX);
 	}
 	/* no kernel thread has it loaded: the vcpu loaded its own pointer
-	 * before the reap (runtime.c run) */
+	 * before the reap (sched/loop.c run) */
 	xsc__tls_slot_put(f->fs_sel);
 	rec_put(f);
 }

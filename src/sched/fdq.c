@@ -70,7 +70,7 @@ struct xsc_fdq {
  * stale by a close made some other way costs speed, never a result: a
  * pipe taken for a file posts its calls as before the turns were made,
  * a file taken for a pipe waits for a readiness that is always there. */
-enum { KIND_UNKNOWN, KIND_WAITS, KIND_DISK };	/* tag bits 0-5 clear (runtime.c on_done) */
+enum { KIND_UNKNOWN, KIND_WAITS, KIND_DISK };	/* tag bits 0-5 clear (loop.c on_done) */
 
 /* two records per fd: reading, writing */
 static struct xsc_fdtab recs = { .size = 2 * sizeof(struct xsc_fdq), .per = 4096 };

@@ -58,7 +58,7 @@ struct xsc_fiber {
 	struct xsc_ctx ctx;
 	struct xsc_stack *stack;
 	struct xsc_fiber *rnext;	/* run queue link */
-	uint64_t rticket;		/* its place in the run queue (runtime.c) */
+	uint64_t rticket;		/* its place in the run queue (queue.c) */
 	struct xsc_fiber *wnext;	/* wait queue link */
 	void *(*fn)(void *);
 	void *arg;
@@ -250,7 +250,7 @@ void *xsc__fdtab_at(struct xsc_fdtab *t, int fd, bool make);
  * initial-exec TLS: a vcpu thread sets its own copy, and in transparent
  * mode, where every fiber has a TLS block of its own, the scheduler stores
  * it into the fiber's copy each time it switches the FS base to it
- * (runtime.c run()), so the lookup is one FS-relative load everywhere and
+ * (loop.c run()), so the lookup is one FS-relative load everywhere and
  * needs no FSGSBASE instructions. */
 static inline struct xsc_vcpu *xsc__vcpu(void)
 {

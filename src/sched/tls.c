@@ -22,7 +22,7 @@
  *
  * A slot belongs to one thread and is loaded only by the kernel thread
  * running it (a fiber stays on its home vcpu), which loads its own
- * pointer again before the thread's exit is reaped (runtime.c run): a
+ * pointer again before the thread's exit is reaped (loop.c run): a
  * kernel context switch reloads a loaded selector from the table, so a
  * slot must never be rewritten while some kernel thread has it loaded.
  *
