@@ -43,13 +43,9 @@ _Atomic unsigned xsc__creds_parked = UINT_MAX;	/* UINT_MAX: none parked */
 
 bool xsc__creds_process_wide(long nr)
 {
-	switch (nr) {
-	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid:
-	case SYS_setresuid: case SYS_setresgid: case SYS_setgroups:
-		return true;
-	default:
-		return false;
-	}
+	const struct xsc_sysdef *d = xsc__sysdef(nr);
+
+	return d && d->creds == XSC_CREDS_PROCESS;
 }
 
 unsigned xsc__creds_record(long nr, const long *a)

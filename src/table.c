@@ -206,10 +206,11 @@ static const struct akind {
 	{ "on", 'i' }, { "op", 'c' }, { "options", 'c' }, { "optlevel", 'c' },
 	{ "optname", 'c' }, { "out", 'p' }, { "param", 'p' }, { "params", 'p' },
 	{ "path", 's' }, { "payload", 'p' }, { "persona", 'i' }, { "pid", 'i' },
+	{ "pidfd", 'f' }, { "pkey", 'i' },
 	{ "policy", 'c' }, { "pollfd_io", 'p' }, { "prio", 'i' }, { "prot", 'c' },
 	{ "proto", 'c' }, { "ptid", 'p' }, { "req", 'c' }, { "res", 'c' },
 	{ "rights", 'c' }, { "ring", 'f' }, { "rseq", 'p' }, { "ruleset_fd", 'f' },
-	{ "rusage_out", 'p' }, { "set", 'p' }, { "sevp", 'p' }, { "sig", 'c' },
+	{ "rusage_out", 'p' }, { "set", 'p' }, { "sevp", 'p' }, { "shmid", 'i' }, { "sig", 'c' },
 	{ "size", 'n' }, { "size_io", 'p' }, { "ss", 'p' }, { "stack", 'p' },
 	{ "status", 'i' }, { "status_out", 'p' }, { "tgid", 'i' }, { "tid", 'i' },
 	{ "tidp", 'p' }, { "tls", 'p' }, { "to_submit", 'i' }, { "ts", 'p' },
@@ -322,6 +323,45 @@ XSC_EXPORT const char *xsc_backend_name(int b)
 
 /* ---- the check -------------------------------------------------------------- */
 
+/* An argument position + 1 of a column (0: none) names an argument of
+ * kind `want` ('-': any). */
+static bool arg_is(const struct xsc_sysdef *d, const char k[6], uint8_t pos1, char want)
+{
+	return !pos1 || (pos1 <= xsc__sys_nargs(d) && (want == '-' || k[pos1 - 1] == want));
+}
+
+/* The columns of the policies the runtime and the shim read by row
+ * (creds, sandbox, intr, unmaps, fdkind, turn, sigpipe). */
+static int check_policies(FILE *f, long nr, const struct xsc_sysdef *d, const char k[6])
+{
+	int bad = 0;
+#define BAD(...) (fprintf(f, "xsc table: %ld %s: ", nr, xsc_syscall_name(nr)), \
+		  fprintf(f, __VA_ARGS__), fputc('\n', f), bad++)
+
+	if (d->creds > XSC_CREDS_THREAD || d->sandbox > XSC_SANDBOX_LANDLOCK ||
+	    d->intr > XSC_INTR_RESTART || d->unmaps > XSC_UNMAPS_FIXED ||
+	    d->fdkind > XSC_FDKIND_OFF || d->turn.dir > XSC_TURN_WRITE)
+		BAD("a policy column (.creds .sandbox .intr .unmaps .fdkind .turn) out of range");
+	if (d->creds && d->thread != XSC_THREAD_CREDS)
+		BAD("a credential change (.creds) not bound to the calling thread's credentials");
+	if (d->sandbox && d->thread != XSC_THREAD_SANDBOX)
+		BAD("a sandbox (.sandbox) not bound to the calling thread's sandbox");
+	if ((d->intr || d->turn.dir) && d->block != XSC_MAY_BLOCK)
+		BAD("interrupted by signals (.intr) or waiting its turn (.turn) but never blocks");
+	if ((d->turn.dir || d->fdkind == XSC_FDKIND_STAT || d->fdkind == XSC_FDKIND_CLOSE) &&
+	    !arg_is(d, k, 1, XSC_A_FD))
+		BAD("a descriptor policy (.turn, .fdkind) whose first argument is no descriptor");
+	if (!d->turn.dir && d->turn.msg)
+		BAD("MSG_* flags for a turn (.turn.msg) it does not take");
+	if (!d->sigpipe.fd && (d->sigpipe.msg || d->sigpipe.pos || d->sigpipe.uring_nosignal))
+		BAD("SIGPIPE details (.sigpipe) without its descriptor");
+	if (!arg_is(d, k, d->sigpipe.fd, XSC_A_FD) || !arg_is(d, k, d->turn.msg, XSC_A_CONST) ||
+	    !arg_is(d, k, d->sigpipe.msg, XSC_A_CONST) || !arg_is(d, k, d->sigpipe.pos, XSC_A_INT))
+		BAD("a column names an argument of another kind (.sigpipe, .turn.msg)");
+	return bad;
+#undef BAD
+}
+
 int xsc__table_check_row(FILE *f, long nr, const struct xsc_sysdef *d)
 {
 	int bad = 0;
@@ -371,6 +411,7 @@ int xsc__table_check_row(FILE *f, long nr, const struct xsc_sysdef *d)
 	    (d->chain.kind && !d->chain.op && d->chain.kind != XSC_CHAIN_NOP) ||
 	    (!d->chain.kind && d->chain.op))
 		BAD("a chain kind and opcode that do not go together");
+	bad += check_policies(f, nr, d, k);
 	return bad;
 #undef BAD
 }

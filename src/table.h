@@ -112,6 +112,52 @@ enum xsc_akind {
 	XSC_A_NONE = '-',	/* no such argument */
 };
 
+/* .creds: a change of the caller's credentials, and to whom it applies.
+ * io_uring (which keeps the credentials of the ring's creator) and
+ * syscall threads that predate it would act with other credentials. */
+enum xsc_creds {
+	XSC_CREDS_NONE,
+	XSC_CREDS_PROCESS,	/* set*id: POSIX makes it process-wide, glibc
+				   asks every thread to make it (setxid) */
+	XSC_CREDS_THREAD,	/* setfsuid, setfsgid, capset: the caller's */
+};
+/* .sandbox: binds the caller to a sandbox no other path would see. */
+enum xsc_sandbox {
+	XSC_SANDBOX_NONE,
+	XSC_SANDBOX_SECCOMP,	/* a filter or strict mode (seccomp(2), or
+				   prctl PR_SET_SECCOMP): xsc__sandbox_kind */
+	XSC_SANDBOX_LANDLOCK,
+};
+/* .intr: what a signal for a thread waiting in the call does to it, as
+ * signal(7) says (transparent mode: the posted call is canceled). */
+enum xsc_intr {
+	XSC_INTR_NONE,		/* not interrupted (or never waits) */
+	XSC_INTR_EINTR,		/* -EINTR, never restarted */
+	XSC_INTR_RESTART,	/* restarted with SA_RESTART, else -EINTR */
+};
+/* .unmaps: may unmap or change the protection of the program's memory
+ * (transparent mode forgets the pages it has seen readable). */
+enum xsc_unmaps {
+	XSC_UNMAPS_NONE,
+	XSC_UNMAPS,
+	XSC_UNMAPS_FIXED,	/* mmap: only at a fixed address */
+};
+/* .fdkind: what the call tells of its descriptors' kinds (sched/fdkind.c,
+ * kept exact in transparent mode). */
+enum xsc_fdkind {
+	XSC_FDKIND_NONE,
+	XSC_FDKIND_STAT,	/* reads the kind of descriptor arg 0: fstat,
+				   or at-calls with AT_EMPTY_PATH and "" */
+	XSC_FDKIND_CLOSE,	/* closes descriptors: close, dup2, dup3,
+				   close_range */
+	XSC_FDKIND_OFF,		/* may make the table inexact: a ring of the
+				   program's own, a descriptor table unshared
+				   or given to another process */
+};
+/* .turn: a call that may wait for another party on its descriptor (arg
+ * 0) takes the descriptor's turn (sched/fdq.c). */
+enum xsc_turn_dir { XSC_TURN_NONE, XSC_TURN_READ, XSC_TURN_WRITE };
+
 struct xsc_sysdef {
 	/* io_uring: the translation (NULL prep: none).  Read on the hot
 	 * path, so first. */
@@ -154,6 +200,26 @@ struct xsc_sysdef {
 		uint8_t op;		/* the linked SQE's opcode */
 		uint8_t kind;		/* enum xsc_chain */
 	} chain;
+	uint8_t creds;		/* enum xsc_creds */
+	uint8_t sandbox;	/* enum xsc_sandbox */
+	uint8_t intr;		/* enum xsc_intr */
+	uint8_t unmaps;		/* enum xsc_unmaps */
+	uint8_t fdkind;		/* enum xsc_fdkind */
+	/* Arguments below are positions + 1 (0: none). */
+	struct {
+		uint8_t dir;		/* enum xsc_turn_dir */
+		uint8_t msg;		/* its MSG_* flags: MSG_DONTWAIT takes no
+					   turn, nor does MSG_WAITALL on a read */
+	} turn;
+	/* EPIPE comes with SIGPIPE natively (a pipe with no reader, a socket
+	 * that can no longer send) */
+	struct {
+		uint8_t fd;		/* the descriptor written to (0: never) */
+		uint8_t msg;		/* its MSG_* flags: MSG_NOSIGNAL sends none */
+		uint8_t pos;		/* an offset that is the file position only
+					   when -1 (pwritev2): else no signal */
+		bool uring_nosignal;	/* io_uring's form adds MSG_NOSIGNAL */
+	} sigpipe;
 };
 
 #define XSC_NR_MAX 1024	/* syscall numbers accepted by xsc_post */
@@ -190,6 +256,12 @@ int xsc__table_check_row(FILE *f, long nr, const struct xsc_sysdef *d);
 static inline bool xsc__may_block(const struct xsc_sysdef *d)
 {
 	return d->block != XSC_NEVER_BLOCKS;
+}
+
+/* An argument by its position + 1 in a row's column (0: none). */
+static inline int64_t xsc__sys_arg(const int64_t a[6], uint8_t pos1)
+{
+	return a[pos1 - 1];
 }
 
 /* The row's calls depend on the calling thread (whatever their arguments). */

@@ -77,6 +77,21 @@ static int check_the_check(void)
 			MUST_FLAG(".thread of a refused row", m.thread = XSC_ANY_THREAD);
 		if (d->chain.kind && d->chain.kind != XSC_CHAIN_NOP)
 			MUST_FLAG(".chain.op left out", m.chain.op = 0);
+		if (d->creds)
+			MUST_FLAG(".creds on another thread kind", m.thread = XSC_ANY_THREAD);
+		if (d->sandbox)
+			MUST_FLAG(".sandbox on another thread kind", m.thread = XSC_ANY_THREAD);
+		if (d->intr || d->turn.dir)
+			MUST_FLAG(".intr/.turn of a call that never blocks",
+				  m.block = XSC_NEVER_BLOCKS);
+		if (d->turn.msg)
+			MUST_FLAG(".turn.msg naming a descriptor", m.turn.msg = 1);
+		if (d->sigpipe.fd)
+			MUST_FLAG(".sigpipe.fd past the arguments", m.sigpipe.fd = 7);
+		if (d->sigpipe.msg)
+			MUST_FLAG(".sigpipe.msg without .sigpipe.fd", m.sigpipe.fd = 0);
+		MUST_FLAG(".intr out of range", m.intr = XSC_INTR_RESTART + 1);
+		MUST_FLAG(".fdkind out of range", m.fdkind = XSC_FDKIND_OFF + 1);
 		if (xsc__row_bound(d))
 			MUST_FLAG("a bound row translated", m.uring.prep = xsc__sys[SYS_read].uring.prep;
 				  m.uring.op[0] = 1; m.uring.note = "x");

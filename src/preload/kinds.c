@@ -67,6 +67,34 @@ static void closes(struct tp_kcall *k, long first, long last)
 	k->marked = xsc__fdkind_closing(k->first, k->last, true, 0);
 }
 
+/* fstat of arg 0, or an at-call (newfstatat, statx) with AT_EMPTY_PATH
+ * and "": the kind of its descriptor, arg 0 (the AT_ flags: the
+ * argument the row names "flags"). */
+static void stat_kind(struct tp_kcall *k, long nr, const long *a)
+{
+	if (nr == SYS_fstat)
+		stat_of(k, a[0]);
+	else if ((a[nr == SYS_statx ? 2 : 3] & AT_EMPTY_PATH) && empty_path(a[1]))
+		stat_of(k, a[0]);
+}
+
+/* close(fd); dup2 and dup3 close their second descriptor, except onto
+ * itself (dup2 returns it, dup3 fails with EINVAL); close_range closes a
+ * range, unless it only marks it close-on-exec. */
+static void close_kind(struct tp_kcall *k, long nr, const long *a)
+{
+	if (nr == SYS_close_range) {
+		if (a[2] & CLOSE_RANGE_UNSHARE)
+			off();	/* the vcpu's own table from here on */
+		if (!(a[2] & CLOSE_RANGE_CLOEXEC))
+			closes(k, (unsigned)a[0], (unsigned)a[1]);
+	} else if (nr == SYS_close) {
+		closes(k, a[0], a[0]);
+	} else if (a[0] != a[1]) {
+		closes(k, a[1], a[1]);
+	}
+}
+
 void tp_kinds_before(long nr, const long *a, struct tp_kcall *k)
 {
 	uint64_t flags;
@@ -74,43 +102,20 @@ void tp_kinds_before(long nr, const long *a, struct tp_kcall *k)
 	k->what = TP_KC_NONE;
 	if (!atomic_load_explicit(&xsc__fdkind_on, memory_order_relaxed))
 		return;
-	switch (nr) {
-	case SYS_fstat:
-		stat_of(k, a[0]);
+	if (nr < 0 || nr >= XSC_NR_MAX)
+		return;
+	switch (xsc__sys[nr].fdkind) {	/* the row's .fdkind */
+	case XSC_FDKIND_STAT:
+		stat_kind(k, nr, a);
 		break;
-	case SYS_newfstatat:
-		if ((a[3] & AT_EMPTY_PATH) && empty_path(a[1]))
-			stat_of(k, a[0]);
+	case XSC_FDKIND_CLOSE:
+		close_kind(k, nr, a);
 		break;
-	case SYS_statx:
-		if ((a[2] & AT_EMPTY_PATH) && empty_path(a[1]))
-			stat_of(k, a[0]);
-		break;
-	case SYS_close:
-		closes(k, a[0], a[0]);
-		break;
-	case SYS_dup2:
-		if (a[0] != a[1])	/* dup2(fd, fd) closes nothing */
-			closes(k, a[1], a[1]);
-		break;
-	case SYS_dup3:
-		closes(k, a[1], a[1]);
-		break;
-	case SYS_close_range:
-		if (a[2] & CLOSE_RANGE_UNSHARE)
-			off();	/* the vcpu's own table from here on */
-		if (!(a[2] & CLOSE_RANGE_CLOEXEC))
-			closes(k, (unsigned)a[0], (unsigned)a[1]);
-		break;
-	case SYS_io_uring_setup:
-		off();
-		break;
-	case SYS_unshare:
-		if (a[0] & CLONE_FILES)
+	case XSC_FDKIND_OFF:
+		if (nr == SYS_io_uring_setup || (nr == SYS_unshare && (a[0] & CLONE_FILES)))
 			off();
-		break;
-	case SYS_clone:
-	case SYS_clone3:
+		if (nr != SYS_clone && nr != SYS_clone3)
+			break;
 		flags = (uint64_t)a[0];
 		if (nr == SYS_clone3 &&
 		    tp_copy_in(&flags, (const void *)a[0], sizeof(flags)) < 0)

@@ -91,15 +91,14 @@ int tp_readable(struct xsc_vcpu *v, const uint32_t *u)
  * can unmap or protect memory forgets every vcpu's readable pages. */
 void tp_maps_call(long nr, const long *a)
 {
-	switch (nr) {
-	case SYS_mmap:
+	if (nr < 0 || nr >= XSC_NR_MAX)
+		return;
+	switch (xsc__sys[nr].unmaps) {	/* the row's .unmaps */
+	case XSC_UNMAPS_FIXED:
 		if (!(a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)))
 			return;
 		break;
-	case SYS_madvise:
-	case SYS_process_madvise:	/* guard regions (MADV_GUARD_INSTALL) */
-	case SYS_munmap: case SYS_mremap: case SYS_mprotect: case SYS_pkey_mprotect:
-	case SYS_shmdt: case SYS_shmat: case SYS_brk: case SYS_remap_file_pages:
+	case XSC_UNMAPS:
 		break;
 	default:
 		return;
@@ -438,24 +437,22 @@ long xsc__tp_handler_call(struct xsc_vcpu *v, long nr, const long *a)
 static long handler_call(struct xsc_vcpu *v, long nr, const long *a)
 {
 	tp_maps_call(nr, a);
-	switch (nr) {
+	if (TP(v)->setxid && v->cur && xsc__creds_process_wide(nr)) {
+		/* glibc's setxid handler: made once, here, for its
+		 * consistency check; every kernel thread makes it later
+		 * (setxid) */
+		if (!v->cur->creds_wide) {
+			TP(v->cur)->setxid_ret = xsc__sys6(nr, a[0], a[1], a[2], 0, 0, 0);
+			v->cur->creds_wide = true;
+		}
+		return TP(v->cur)->setxid_ret;
+	}
+	switch (nr) {	/* the emulations a handler's calls need */
 	case SYS_rt_sigaction:
 		return tp_sigaction(a, true);
 	case SYS_gettid:
 		if (v->cur)
 			return v->cur->vtid;
-		break;
-	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid:
-	case SYS_setresuid: case SYS_setresgid: case SYS_setgroups:
-		if (TP(v)->setxid && v->cur) {
-			/* made once, here, for glibc's consistency check;
-			 * every kernel thread makes it later (setxid) */
-			if (!v->cur->creds_wide) {
-				TP(v->cur)->setxid_ret = xsc__sys6(nr, a[0], a[1], a[2], 0, 0, 0);
-				v->cur->creds_wide = true;
-			}
-			return TP(v->cur)->setxid_ret;
-		}
 		break;
 	case SYS_tgkill:
 	case SYS_tkill:

@@ -83,26 +83,17 @@ static struct xsc_fdq *record(int fd, int dir)
 }
 
 /* The direction call nr waits in (0 readable, 1 writable), or -1 for a
- * call that never waits here (see the top). */
+ * call that never waits here (see the top): the row's .turn. */
 static int direction(long nr, const long *a)
 {
-	long flags;
+	const struct xsc_sysdef *d = &xsc__sys[nr];
+	long never = d->turn.dir == XSC_TURN_READ ? MSG_DONTWAIT | MSG_WAITALL : MSG_DONTWAIT;
 
-	switch (nr) {
-	case SYS_read: case SYS_readv: case SYS_accept: case SYS_accept4:
-		return 0;
-	case SYS_write: case SYS_writev:
-		return 1;
-	case SYS_recvfrom: flags = a[3]; break;
-	case SYS_recvmsg: flags = a[2]; break;
-	case SYS_sendto:
-		return a[3] & MSG_DONTWAIT ? -1 : 1;
-	case SYS_sendmsg:
-		return a[2] & MSG_DONTWAIT ? -1 : 1;
-	default:
+	if (d->turn.dir == XSC_TURN_NONE)
 		return -1;
-	}
-	return flags & (MSG_DONTWAIT | MSG_WAITALL) ? -1 : 0;
+	if (d->turn.msg && (xsc__sys_arg((const int64_t *)a, d->turn.msg) & never))
+		return -1;
+	return d->turn.dir == XSC_TURN_READ ? 0 : 1;
 }
 
 /* The resource blocked calls hold is scarce on v: entries with a ring,

@@ -184,11 +184,10 @@ long xsc__rt_sandbox_call(struct xsc_vcpu *v, long nr, const long *a)
 {
 	long r;
 
-	switch (nr) {
-	case SYS_prctl:		/* PR_SET_SECCOMP, filter: as seccomp(2) */
-	case SYS_seccomp:
+	switch (xsc__sys[nr].sandbox) {
+	case XSC_SANDBOX_SECCOMP:	/* prctl PR_SET_SECCOMP too */
 		return seccomp_call(v, nr, a);
-	case SYS_landlock_restrict_self:
+	case XSC_SANDBOX_LANDLOCK:
 		return landlock_call(v, nr, a);
 	default:
 		if (v->cur && v->cur->creds_wide && xsc__creds_process_wide(nr))

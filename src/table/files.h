@@ -8,6 +8,8 @@
 	/* ---- read/write ------------------------------------------------ */
 	[SYS_read] = {
 		.args = "fd,out,len",
+		.intr = XSC_INTR_RESTART,
+		.turn = { XSC_TURN_READ, 0 },
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -21,6 +23,9 @@
 	},
 	[SYS_write] = {
 		.args = "fd,in,len",
+		.intr = XSC_INTR_RESTART,
+		.turn = { XSC_TURN_WRITE, 0 },
+		.sigpipe = { .fd = 1 },
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -34,6 +39,7 @@
 	},
 	[SYS_pread64] = {
 		.args = "fd,out,len,off",
+		.intr = XSC_INTR_RESTART,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -41,6 +47,7 @@
 	},
 	[SYS_pwrite64] = {
 		.args = "fd,in,len,off",
+		.intr = XSC_INTR_RESTART,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -48,6 +55,8 @@
 	},
 	[SYS_readv] = {
 		.args = "fd,iov_out,n",
+		.intr = XSC_INTR_RESTART,
+		.turn = { XSC_TURN_READ, 0 },
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -60,6 +69,9 @@
 	},
 	[SYS_writev] = {
 		.args = "fd,iov_in,n",
+		.intr = XSC_INTR_RESTART,
+		.turn = { XSC_TURN_WRITE, 0 },
+		.sigpipe = { .fd = 1 },
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -96,6 +108,7 @@
 	},
 	[SYS_pwritev2] = {
 		.args = "fd,iov_in,n,off,off_hi,flags",
+		.sigpipe = { .fd = 1, .pos = 4 },
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -147,8 +160,23 @@
 			.note = "io_uring, in its workers (the flags are in the caller's struct open_how: never O_NONBLOCK added)",
 		},
 	},
+	[SYS_close_range] = {	/* as an undescribed row is treated */
+		.args = "fd,fd,flags",
+		.fdkind = XSC_FDKIND_CLOSE,
+		.block = XSC_MAY_BLOCK,
+		.thread = XSC_ANY_THREAD,
+		.shim = XSC_SHIM_POST,
+	},
+	[SYS_vmsplice] = {	/* as an undescribed row is treated */
+		.args = "fd,iov_in,n,flags",
+		.sigpipe = { .fd = 1 },
+		.block = XSC_MAY_BLOCK,
+		.thread = XSC_ANY_THREAD,
+		.shim = XSC_SHIM_POST,
+	},
 	[SYS_close] = {
 		.args = "fd",
+		.fdkind = XSC_FDKIND_CLOSE,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -220,6 +248,7 @@
 	},
 	[SYS_madvise] = {
 		.args = "addr,len,advice",
+		.unmaps = XSC_UNMAPS,
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_DIRECT,
@@ -242,6 +271,7 @@
 	},
 	[SYS_statx] = {
 		.args = "dirfd,path,flags,fields,out",
+		.fdkind = XSC_FDKIND_STAT,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -282,6 +312,7 @@
 	},
 	[SYS_fstat] = {
 		.args = "fd,out",
+		.fdkind = XSC_FDKIND_STAT,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.cheap = true,
@@ -295,6 +326,7 @@
 	},
 	[SYS_newfstatat] = {
 		.args = "dirfd,path,out,flags",
+		.fdkind = XSC_FDKIND_STAT,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.cheap = true,

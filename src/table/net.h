@@ -31,6 +31,8 @@
 	},
 	[SYS_accept] = {
 		.args = "fd,addr_out,lenp",
+		.intr = XSC_INTR_RESTART,
+		.turn = { XSC_TURN_READ, 0 },
 		.newfd = XSC_NEWFD_SOCK,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
@@ -44,6 +46,8 @@
 	},
 	[SYS_accept4] = {
 		.args = "fd,addr_out,lenp,flags",
+		.intr = XSC_INTR_RESTART,
+		.turn = { XSC_TURN_READ, 0 },
 		.newfd = XSC_NEWFD_SOCK,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
@@ -79,6 +83,9 @@
 	},
 	[SYS_sendto] = {
 		.args = "fd,in,len,flags,addr_in,len",
+		.intr = XSC_INTR_RESTART,
+		.turn = { XSC_TURN_WRITE, 4 },
+		.sigpipe = { .fd = 1, .msg = 4, .uring_nosignal = true },
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -91,6 +98,8 @@
 	},
 	[SYS_recvfrom] = {
 		.args = "fd,out,len,flags,addr_out,lenp",
+		.intr = XSC_INTR_RESTART,
+		.turn = { XSC_TURN_READ, 4 },
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -103,6 +112,9 @@
 	},
 	[SYS_sendmsg] = {
 		.args = "fd,msg_in,flags",
+		.intr = XSC_INTR_RESTART,
+		.turn = { XSC_TURN_WRITE, 3 },
+		.sigpipe = { .fd = 1, .msg = 3, .uring_nosignal = true },
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -115,6 +127,8 @@
 	},
 	[SYS_recvmsg] = {
 		.args = "fd,msg_out,flags",
+		.intr = XSC_INTR_RESTART,
+		.turn = { XSC_TURN_READ, 3 },
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -139,6 +153,7 @@
 	/* ---- pipes, events, time, futex, children ------------------------ */
 	[SYS_splice] = {
 		.args = "fd,offp,fd,offp,len,flags",
+		.sigpipe = { .fd = 3 },
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -150,6 +165,7 @@
 	},
 	[SYS_tee] = {
 		.args = "fd,fd,len,flags",
+		.sigpipe = { .fd = 2 },
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -172,6 +188,7 @@
 	},
 	[SYS_nanosleep] = {
 		.args = "ts_in,ts_out",
+		.intr = XSC_INTR_EINTR,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -184,6 +201,7 @@
 	},
 	[SYS_clock_nanosleep] = {
 		.args = "clock,flags,ts_in,ts_out",
+		.intr = XSC_INTR_EINTR,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -196,6 +214,7 @@
 	},
 	[SYS_poll] = {
 		.args = "pollfd_io,n,ms",
+		.intr = XSC_INTR_EINTR,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -222,6 +241,7 @@
 	},
 	[SYS_waitid] = {
 		.args = "which,pid,info_out,options,rusage_out",
+		.intr = XSC_INTR_RESTART,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.bound = waitid_bound,

@@ -56,6 +56,7 @@
 	},
 	[SYS_mmap] = {
 		.args = "addr,len,prot,flags,fd,off",
+		.unmaps = XSC_UNMAPS_FIXED,
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_EMULATE,
@@ -63,24 +64,65 @@
 	},
 	[SYS_munmap] = {
 		.args = "addr,len",
+		.unmaps = XSC_UNMAPS,
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_DIRECT,
 	},
+	/* Undescribed until their .unmaps: stated as an undescribed row is
+	 * treated (may block, any thread, posted by the shim). */
+	[SYS_pkey_mprotect] = {
+		.args = "addr,len,prot,pkey",
+		.unmaps = XSC_UNMAPS,
+		.block = XSC_MAY_BLOCK,
+		.thread = XSC_ANY_THREAD,
+		.shim = XSC_SHIM_POST,
+	},
+	[SYS_process_madvise] = {
+		.args = "pidfd,iov_in,n,advice,flags",
+		.unmaps = XSC_UNMAPS,	/* guard regions (MADV_GUARD_INSTALL) */
+		.block = XSC_MAY_BLOCK,
+		.thread = XSC_ANY_THREAD,
+		.shim = XSC_SHIM_POST,
+	},
+	[SYS_remap_file_pages] = {
+		.args = "addr,len,prot,off,flags",
+		.unmaps = XSC_UNMAPS,
+		.block = XSC_MAY_BLOCK,
+		.thread = XSC_ANY_THREAD,
+		.shim = XSC_SHIM_POST,
+	},
+	[SYS_shmat] = {
+		.args = "shmid,addr,flags",
+		.unmaps = XSC_UNMAPS,
+		.block = XSC_MAY_BLOCK,
+		.thread = XSC_ANY_THREAD,
+		.shim = XSC_SHIM_POST,
+	},
+	[SYS_shmdt] = {
+		.args = "addr",
+		.unmaps = XSC_UNMAPS,
+		.block = XSC_MAY_BLOCK,
+		.thread = XSC_ANY_THREAD,
+		.shim = XSC_SHIM_POST,
+	},
 	[SYS_mprotect] = {
 		.args = "addr,len,prot",
+		.unmaps = XSC_UNMAPS,
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_DIRECT,
 	},
 	[SYS_mremap] = {
 		.args = "addr,len,len,flags,addr",
+		.unmaps = XSC_UNMAPS,
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_DIRECT,
 	},
 	[SYS_brk] = {
 		.args = "addr",
+		.unmaps = XSC_UNMAPS,
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_DIRECT,
@@ -100,6 +142,7 @@
 	},
 	[SYS_dup2] = {
 		.args = "fd,fd",
+		.fdkind = XSC_FDKIND_CLOSE,
 		.newfd = XSC_NEWFD_DUP,
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_ANY_THREAD,
@@ -107,6 +150,7 @@
 	},
 	[SYS_dup3] = {
 		.args = "fd,fd,flags",
+		.fdkind = XSC_FDKIND_CLOSE,
 		.newfd = XSC_NEWFD_DUP,
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_ANY_THREAD,
@@ -216,6 +260,7 @@
 	},
 	[SYS_fcntl] = {
 		.args = "fd,cmd,val",
+		.intr = XSC_INTR_RESTART,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_DIRECT,
@@ -223,6 +268,7 @@
 	},
 	[SYS_epoll_wait] = {
 		.args = "epfd,out,n,ms",
+		.intr = XSC_INTR_EINTR,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -230,6 +276,7 @@
 	},
 	[SYS_select] = {
 		.args = "n,io,io,io,tv",
+		.intr = XSC_INTR_EINTR,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -237,6 +284,7 @@
 	},
 	[SYS_ppoll] = {
 		.args = "fds,n,ts,mask,size",
+		.intr = XSC_INTR_EINTR,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.bound = ppoll_bound,
@@ -245,6 +293,7 @@
 	},
 	[SYS_pselect6] = {
 		.args = "n,io,io,io,ts,mask",
+		.intr = XSC_INTR_EINTR,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.bound = pselect6_bound,
@@ -252,6 +301,7 @@
 	},
 	[SYS_epoll_pwait] = {
 		.args = "epfd,out,n,ms,mask,size",
+		.intr = XSC_INTR_EINTR,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.bound = epoll_pwait_bound,
@@ -260,6 +310,7 @@
 	},
 	[SYS_epoll_pwait2] = {
 		.args = "epfd,out,n,ts,mask,size",
+		.intr = XSC_INTR_EINTR,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.bound = epoll_pwait_bound,
@@ -267,6 +318,7 @@
 	},
 	[SYS_wait4] = {
 		.args = "pid,status_out,options,rusage_out",
+		.intr = XSC_INTR_RESTART,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.bound = wait4_bound,
@@ -274,6 +326,7 @@
 	},
 	[SYS_sendfile] = {
 		.args = "fd,fd,offp,len",
+		.sigpipe = { .fd = 1 },
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -346,6 +399,7 @@
 	},
 	[SYS_flock] = {
 		.args = "fd,op",
+		.intr = XSC_INTR_RESTART,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -458,6 +512,7 @@
 	},
 	[SYS_sendmmsg] = {
 		.args = "fd,msgvec,n,flags",
+		.sigpipe = { .fd = 1, .msg = 4, .uring_nosignal = true },
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
