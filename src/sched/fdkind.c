@@ -2,32 +2,22 @@
  * fdkind.c - transparent mode: whether a descriptor is a regular file or
  * a block device, known without asking the kernel again.
  *
- * A read posted in its non-blocking form that comes back short must be
- * finished in the blocking form on a regular file or a block device
- * (read(2) would have waited for the pages the attempt stopped at) and
- * returned as it is on anything else (uring.c, xsc__nowait_done).  The
- * kind was asked with a statx each time: one kernel entry for every
- * file a server opens, reads and closes, where natively there is none.
- * Most programs ask themselves: stdio and servers fstat a file they just
- * opened.  So the kind is taken from the program's own fstat, newfstatat
- * or statx of a descriptor (seen by the extension), or from the statx the reaper had
- * to make, and kept until the descriptor is closed.
+ * A short non-blocking read must be finished in the blocking form on a
+ * regular file or block device and returned as it is on anything else
+ * (uring.c, xsc__nowait_done); asking with a statx costs a kernel entry
+ * per file a server opens.  The kind is taken from the program's own
+ * fstat, newfstatat or statx of the descriptor (the rows' .fdkind, seen
+ * by the extension), or from a statx the reaper had to make, and kept
+ * until the descriptor is closed.  Words live in a table indexed by fd
+ * (fdtab.c).
  *
- * Exact, not a guess: a kind is used only while the descriptor cannot
- * have been closed and reopened since it was learned.  In transparent mode
- * every close of the program's passes through the shim (close, dup2,
- * dup3, close_range), which marks the descriptor closing before the call
- * and closed after it; a kind learned meanwhile is not kept (a
- * generation in the same word), and one learned by a stat that raced with
- * a close is dropped by the generation the close bumped.  What the shim
- * cannot see turns it off for the rest of the process: an io_uring of the
- * program's own (its IORING_OP_CLOSE), a descriptor table shared with
- * another process (clone with CLONE_FILES and not CLONE_VM) or unshared
- * by one thread.  Off, or not learned: the statx, as before.  The xsc
- * threads API and library mode never turn it on: their programs make
- * system calls of their own.
- *
- * Words live in a table indexed by fd (fdtab.c).
+ * Exact, not a guess: every close of the program's passes the shim,
+ * which marks the descriptor closing before the call and closed after it
+ * (a generation in the same word), so a kind learned while a close raced
+ * is dropped.  What the shim cannot see turns it off for the process (the
+ * rows' XSC_FDKIND_OFF: a ring of the program's own, a descriptor table
+ * shared with another process or unshared); then the statx is made.  The
+ * xsc threads API and library mode never turn it on.
  */
 #include "sched.h"
 

@@ -1,43 +1,23 @@
 /*
  * fdq.c - fibers that wait on one descriptor take turns.
  *
- * A call that may wait for another party (a read of an empty pipe, an
- * accept, a write to a full socket), posted by every fiber that makes it,
- * has K fibers reading one pipe hold K entries in blocked reads, and each
- * byte that arrives wakes all K of them in the kernel.  A readiness wait
- * each (a poll) does not help: one byte wakes all K polls, K-1 of the
- * fibers post reads that block, holding entries again, until the writers
- * that would feed them find none free (50,000 pairs of fibers on 4,000
- * pipe pairs stop within a second, with no error).
+ * Each (descriptor, direction) has a turn, a record in a table indexed by
+ * fd (fdtab.c; never moved or freed, so a pointer stays good without a
+ * lock).  A call that may wait for another party (the row's .turn) takes
+ * the turn when nobody holds it and posts its call: one submission, the
+ * kernel waits.  Others wait in user space on the record's own futex
+ * queue, holding no entry.  At most one readiness wait per record is
+ * armed, when it has waiters and no holder; its completion grants the
+ * turn to one waiter.  One arrival so wakes about one fiber, as the
+ * kernel's exclusive waits do.  Why and what it measured: docs/design.md,
+ * "Many blocked fibers".
  *
- * So each (descriptor, direction) has a turn: a queue record.  A fiber
- * whose call finds nobody else on it takes the turn (holders 1) and posts
- * its call as before: one submission, the kernel waits.  A fiber that
- * finds the turn taken (or the entries scarce) waits in user space, on
- * the record's futex word, holding no entry; the kernel sees at most one
- * readiness wait per record (armed), made when the record has waiters and
- * no holder.  When that wait fires, one waiter is woken and takes the turn
- * (it posts its call, which finds the data there); when a holder's call
- * returns, the turn passes: the next readiness wait is armed.  One
- * arrival so wakes about one fiber, as the kernel's exclusive waits do,
- * and a record never has more than a holder or two in the kernel.
- *
- * The wait is the emulated futex (futex.c) on the record's own queue, so a signal for a fiber
- * queued here (a program thread of the extension) takes it off with -EINTR like any futex
- * wait; the fiber then posts its call, which the pending signal
- * interrupts as it interrupts any posted call (ops->call_posted, ext.h).
- *
- * Bypassed, because they never wait or must not wait behind another: an
- * O_NONBLOCK descriptor (looked at only when the turn is taken or entries
- * are scarce: one fcntl), MSG_DONTWAIT, and MSG_WAITALL receives (a holder
- * that waits for all it asked would keep a fiber that wants one byte from
- * data that is there).  A holder in a long transfer (a blocking write of
- * a megabyte to a pipe) still delays the next fiber of the same
- * descriptor and direction until it returns: documented in
- * docs/threads.md.
- *
- * Records live in a table indexed by fd (fdtab.c), never moved or freed,
- * so a pointer to one stays good without a lock.
+ * Rules: a grant counts as a holder from the grant, not from when the
+ * fiber runs (else a newcomer arms a second wait in between); O_NONBLOCK
+ * descriptors, MSG_DONTWAIT and MSG_WAITALL receives, regular files and
+ * block devices take no turn; a queued fiber is a futex waiter, so a
+ * signal takes it off with -EINTR (ext.h: ops->call_posted then
+ * interrupts the call it posts).
  */
 #include "sched.h"
 
@@ -68,7 +48,7 @@ struct xsc_fdq {
  * first time a turn is contended, and forgotten when the program closes
  * or replaces the fd through the runtime (xsc__fdq_closed).  A kind left
  * stale by a close made some other way costs speed, never a result: a
- * pipe taken for a file posts its calls as before the turns were made,
+ * pipe taken for a file posts its calls without a turn,
  * a file taken for a pipe waits for a readiness that is always there. */
 enum { KIND_UNKNOWN, KIND_WAITS, KIND_DISK };	/* tag bits 0-5 clear (loop.c on_done) */
 

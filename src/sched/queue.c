@@ -244,8 +244,8 @@ static void kick_idle(struct xsc_vcpu *not)
 /* The running fiber is about to block v in the kernel (a call run in the
  * caller that may block): its new fibers would wait for v, which may not
  * come back until one of them runs (a pthread_join of a thread just made,
- * after a Landlock change sent every call to the caller: tp_sandbox hung
- * about once in 200 runs).  An idle vcpu is woken to steal them first. */
+ * after a Landlock change sent every call to the caller).  An idle vcpu
+ * is woken to steal them first. */
 void xsc__rt_may_block(struct xsc_vcpu *v)
 {
 	if (atomic_load(&v->nq_len) > 0 && atomic_load(&xsc__rt.nidle) > 0)

@@ -156,7 +156,7 @@ long xsc__tls_map_low(const long *a)
 	at = low_next;
 	xsc__spin_unlock(&lock);
 	/* next fit, top down, at 64 KiB boundaries; a taken range (a stack
-	 * of before, the program's own mapping) is stepped over a few
+	 * made earlier, the program's own mapping) is stepped over a few
 	 * times, and the search starts again at the top once, where stacks
 	 * freed since left room */
 	for (int tries = 0; tries < 16; tries++) {
