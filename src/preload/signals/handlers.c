@@ -111,6 +111,76 @@ static uint64_t handler_tls(struct xsc_vcpu *v, uint16_t *was_sel)
 	return was;
 }
 
+/* Whether signal sig (handler h) is not to run here, on vcpu v: the
+ * caller's own SIGPIPE, or a process signal passed on to the thread the
+ * kernel would have given it to (handover.c). */
+static bool passed_on(struct xsc_vcpu *v, int sig, const siginfo_t *si, void *h)
+{
+	/* the kernel's SIGPIPE for a write a runtime thread ran (send_sig:
+	 * SI_USER from this process): the caller raises its own (preload.c
+	 * dispatch), on the right thread; this copy would run the handler
+	 * on whichever fiber the vcpu runs and interrupt its call.  Not in
+	 * a handler of the program's: its calls run directly, on this
+	 * thread, and the signal is theirs */
+	if (sig == SIGPIPE && !v->tp.in_handler && si->si_code == SI_USER &&
+	    si->si_pid == (pid_t)xsc__sys0(SYS_getpid))
+		return true;
+	if (h == SIG_DFL || h == SIG_IGN || sig == PREEMPT_SIG)
+		return false;
+	if (!v->cur && tp_hand_to_waiter(sig))
+		return true;
+	return sig != SIGSETXID && si->si_code != tp.tkill_code && !fault(sig, si) &&
+	       (v->cur ? sig != SIGPIPE && sig != SIGXFSZ &&	/* the caller's */
+			 tp_hand_to_main(sig, si, v->cur) :
+			 tp_hand_to_thread(sig, si));
+}
+
+/* A handler begins on vcpu v: its calls trap (in_handler()) unless a
+ * vfork child borrows the vcpu, and its frame is recorded for a jump out
+ * of it (sp: the trampoline's frame; longjmp.c).  *sel: the selector to
+ * go back to; returns the depth to go back to. */
+static int enter(struct xsc_vcpu *v, uintptr_t sp, const ucontext_t *uc,
+		 unsigned char *sel)
+{
+	int depth;
+
+	*sel = v->tp.sel;
+	if (!v->tp.vfork)	/* a vfork child's calls stay direct */
+		v->tp.sel = TP_SEL_BLOCK;
+	depth = v->tp.in_handler++;
+	if (depth < TP_HFRAMES)
+		tp_hframe_push(&v->tp.hf[depth], sp, *sel, uc);
+	if (v->cur)
+		v->cur->tp.nsig++;
+	return depth;
+}
+
+/* A process signal taken by a vcpu between fibers: natively it would
+ * have interrupted a thread's call (tp_scan picks one). */
+static void stray(struct xsc_vcpu *v, int sig)
+{
+	atomic_fetch_or_explicit(&tp.stray, SIGBIT(sig), memory_order_relaxed);
+	atomic_store(&v->tp.intr, 1);
+	if (v->x)	/* taken as it went idle: do not sleep now */
+		xsc__kick(v->x);
+}
+
+/* Calls the program's handler h, with the thread pointer of the thread
+ * it runs on (handler_tls; v NULL: off the runtime's vcpus). */
+static void call_handler(struct xsc_vcpu *v, void *h, unsigned long flags,
+			 int sig, siginfo_t *si, void *uc)
+{
+	uint16_t was_sel = 0;
+	uint64_t was = v ? handler_tls(v, &was_sel) : 0;
+
+	if (flags & SA_SIGINFO)
+		((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
+	else
+		((void (*)(int))h)(sig);
+	if (was)	/* as the interrupted code had it */
+		set_fs(was, was_sel);
+}
+
 /* Every handler the program installs runs through here.  Its calls never
  * switch fibers: they trap (the selector stays BLOCK) into in_handler(),
  * which answers the ones that are the runtime's to answer (installing a
@@ -126,6 +196,7 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 	struct kact *k = &tp.act[sig];
 	void *h = k->handler;
 	unsigned long flags = k->flags;
+	bool runs = h != SIG_DFL && h != SIG_IGN;
 	unsigned char sel = 0;
 	int depth = 0;
 
@@ -135,55 +206,18 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 		defer(v, sig, si, uc);
 		return;
 	}
-	/* the kernel's SIGPIPE for a write a runtime thread ran (send_sig:
-	 * SI_USER from this process): the caller raises its own (preload.c
-	 * dispatch), on the right thread; this copy would run the handler
-	 * on whichever fiber the vcpu runs and interrupt its call.  Not in
-	 * a handler of the program's: its calls run directly, on this
-	 * thread, and the signal is theirs */
-	if (sig == SIGPIPE && v && !v->tp.in_handler && si->si_code == SI_USER &&
-	    si->si_pid == (pid_t)xsc__sys0(SYS_getpid))
-		return;
-	if (v && !v->cur && h != SIG_DFL && h != SIG_IGN && sig != PREEMPT_SIG &&
-	    tp_hand_to_waiter(sig))
-		return;
-	if (v && h != SIG_DFL && h != SIG_IGN && sig != PREEMPT_SIG &&
-	    sig != SIGSETXID && si->si_code != tp.tkill_code && !fault(sig, si) &&
-	    (v->cur ? sig != SIGPIPE && sig != SIGXFSZ &&	/* the caller's */
-		      tp_hand_to_main(sig, si, v->cur) :
-		      tp_hand_to_thread(sig, si)))
+	if (v && passed_on(v, sig, si, h))
 		return;
 	if (flags & SA_RESETHAND)
 		k->handler = SIG_DFL;
-	if (v) {
-		sel = v->tp.sel;
-		if (!v->tp.vfork)	/* a vfork child's calls stay direct */
-			v->tp.sel = TP_SEL_BLOCK;
-		depth = v->tp.in_handler++;
-		if (depth < TP_HFRAMES)
-			tp_hframe_push(&v->tp.hf[depth],
-				       (uintptr_t)__builtin_frame_address(0), sel, uc);
-		if (v->cur)
-			v->cur->tp.nsig++;
-	}
-	if (v && !v->cur && h != SIG_DFL && h != SIG_IGN) {
-		/* a process signal taken by a vcpu between fibers: natively
-		 * it would have tp_interrupted a thread's call (tp_scan picks one) */
-		atomic_fetch_or_explicit(&tp.stray, SIGBIT(sig), memory_order_relaxed);
-		atomic_store(&v->tp.intr, 1);
-		if (v->x)	/* taken as it went idle: do not sleep now */
-			xsc__kick(v->x);
-	}
-	if (h != SIG_DFL && h != SIG_IGN) {
-		uint16_t was_sel = 0;
-		uint64_t was = v ? handler_tls(v, &was_sel) : 0;
-		if (flags & SA_SIGINFO)
-			((void (*)(int, siginfo_t *, void *))h)(sig, si, uc);
-		else
-			((void (*)(int))h)(sig);
-		if (was)	/* as the interrupted code had it */
-			set_fs(was, was_sel);
-	}
+	/* the frame of this function, not a helper's: the handler's stack
+	 * is below it (longjmp.c, hframe_holds) */
+	if (v)
+		depth = enter(v, (uintptr_t)__builtin_frame_address(0), uc, &sel);
+	if (v && !v->cur && runs)
+		stray(v, sig);
+	if (runs)
+		call_handler(v, h, flags, sig, si, uc);
 	if (v) {	/* and any handler above it that was left by a jump */
 		v->tp.in_handler = depth;
 		v->tp.sel = sel;
