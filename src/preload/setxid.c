@@ -10,10 +10,10 @@
 #include "shim.h"
 
 /* glibc's set*id (setuid(3) and its kin) signals every thread in its list
- * with SIGSETXID and waits, on a tp_futex, until each one's handler has made
+ * with SIGSETXID and waits, on a futex, until each one's handler has made
  * the call too.  Here those threads are fibers, vcpus and readiness
  * threads: a fiber blocked in a call would not run its handler for long,
- * and a kernel thread's handler wakes the tp_futex in the kernel, where the
+ * and a kernel thread's handler wakes the futex in the kernel, where the
  * fiber does not wait.  So the handler runs at once, here, as the target
  * (its thread pointer loaded), its set*id call made once on this kernel
  * thread whichever thread it is for, with the same result for each

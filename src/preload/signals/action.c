@@ -88,7 +88,7 @@ long tp_sigaction(const long *a, bool in_sig)
 		return -EFAULT;
 	if (sig < 1 || sig > 64 || (act && (sig == SIGKILL || sig == SIGSTOP)))
 		return -EINVAL;
-	/* in a handler, the code it tp_interrupted may hold the lock */
+	/* in a handler, the code it interrupted may hold the lock */
 	if (in_sig)
 		locked = xsc__spin_trylock(&tp.lock);
 	else

@@ -17,8 +17,7 @@
  * EINTR or, when every handler run had SA_RESTART and the call is one the
  * kernel restarts, is issued again (signal(7)).  A call that completed
  * before the cancel keeps its result; a canceled sleep reports the time
- * left (sleep_left).  Calls not listed here (connect) are not
- * tp_interrupted. */
+ * left (sleep_left).  Calls not listed here (connect) are not interrupted. */
 int tp_interruptible(long nr)	/* 2: and restarted with SA_RESTART */
 {
 	switch (nr) {
@@ -128,7 +127,7 @@ static long sleep_left(const struct xsc_fiber *f, long nr)
 	return xsc__ucopy_out(rem, &ts, sizeof(ts)) ? -EFAULT : -EINTR;
 }
 
-/* The tp_interrupted fiber, back on its vcpu with the call's result r. */
+/* The interrupted fiber, back on its vcpu with the call's result r. */
 long tp_interrupted(struct xsc_fiber *f, long nr, long r)
 {
 	uint64_t p = __atomic_load_n(&f->tp.pending, __ATOMIC_ACQUIRE) & ~f->sigmask;

@@ -46,7 +46,7 @@ bool tp_preempt(struct xsc_vcpu *v, siginfo_t *si, ucontext_t *uc)
 	v->tp.sigmask = ~0ULL;
 	xsc_yield();
 	v = xsc__vcpu();	/* its home vcpu: the same */
-	/* sigreturn restores the mask the fiber had when tp_interrupted */
+	/* sigreturn restores the mask the fiber had when interrupted */
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &uc->uc_sigmask, 0, 8);
 	v->tp.sigmask = *(uint64_t *)&uc->uc_sigmask;
 	/* what was sent or handed to it meanwhile, before its code goes on
