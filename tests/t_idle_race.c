@@ -38,7 +38,7 @@ static void scan_hook(struct xsc_vcpu *v)
 	if (n == 1) {
 		first = now_s();
 		/* a request right after the look, as a signal taken by
-		 * another vcpu makes one (preload/signals.c interrupt()) */
+		 * another vcpu makes one (preload/signals/interrupt.c) */
 		atomic_store(&v->tp.intr, 1);
 		xsc__kick(v->x);
 	} else if (n == 2) {

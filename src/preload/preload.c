@@ -47,7 +47,8 @@
  * docs/transparent.md for the full list and the limits.
  *
  * This file: the entry from libc, the dispatch and the emulators; the
- * rest is in signals.c, threads.c and start.c (shim.h lists them).
+ * rest is in signals/, threads.c, setxid.c and start.c (shim.h lists
+ * them).
  */
 #include "shim.h"
 
@@ -496,7 +497,7 @@ static long handler_call(struct xsc_vcpu *v, long nr, const long *a)
 		/* a wake (sem_post, async-signal-safe) must reach waiting
 		 * fibers, whose waits are the runtime's, not the kernel's
 		 * (handlers never run while this kernel thread holds a lock
-		 * of the runtime: signals.c, deferred).  Waits stay direct:
+		 * of the runtime: signals/handlers.c).  Waits stay direct:
 		 * a wake that finds no fiber also wakes the kernel's
 		 * waiters (tp_futex) */
 		if (futex_wakes(a[1]))
