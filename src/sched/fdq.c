@@ -26,7 +26,7 @@
  * The wait is the emulated futex (futex.c) on the record's own queue, so a signal for a fiber
  * queued here (transparent mode) takes it off with -EINTR like any futex
  * wait; the fiber then posts its call, which the pending signal
- * interrupts as it interrupts any posted call (preload/signals.c).
+ * interrupts as it interrupts any posted call (preload/signals/interrupt.c).
  *
  * Bypassed, because they never wait or must not wait behind another: an
  * O_NONBLOCK descriptor (looked at only when the turn is taken or entries

@@ -104,9 +104,9 @@ long xsc__futex_wait_q(xsc_cond_t *q, const uint32_t *uaddr, uint32_t val)
 	return wait_on((struct bucket *)q, uaddr, val, NULL, ~0u);
 }
 
-/* A signal for fiber f (preload/signals.c): if f waits on a futex, it
- * is taken off it and readied with -EINTR, as the kernel's FUTEX_WAIT
- * returns when a handler runs; true if it was.  A requeue may move f to
+/* A signal for fiber f (preload/signals/pending.c, handover.c): if f
+ * waits on a futex, it is taken off it and readied with -EINTR, as the
+ * kernel's FUTEX_WAIT returns when a handler runs; true if it was.  A requeue may move f to
  * another word meanwhile: its address is looked at again under the lock. */
 bool xsc__futex_interrupt(struct xsc_fiber *f)
 {

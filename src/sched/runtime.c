@@ -62,8 +62,8 @@ static inline struct xsc_vcpu *self(void)
  * holds (nlocks): a program's signal handler that ran while one was held
  * and called into the runtime itself (sem_post's futex wake readies a
  * fiber: the run queue's lock) spun on it for good.  Transparent mode
- * defers such a handler until the count is back at 0 (preload/signals.c),
- * here, when the last lock is released. */
+ * defers such a handler until the count is back at 0
+ * (preload/signals/handlers.c), here, when the last lock is released. */
 void (*xsc__tp_deferred)(struct xsc_vcpu *v);
 
 static inline void locks_held(int d)
@@ -659,7 +659,7 @@ static void after_switch(struct xsc_vcpu *v, struct xsc_fiber *f)
  * the return of each load, where the kernel delivers what is pending:
  * its handler runs as v->cur, or as no thread when that is NULL, and the
  * trampoline gives it that thread's TLS, or the vcpu's (preload/
- * signals.c, handler_tls).  So v->cur names the fiber only while its
+ * signals/handlers.c, handler_tls).  So v->cur names the fiber only while its
  * context is the one switched in: it is set last before the switch and
  * cleared first after it.  The fiber's copy of xsc__self (sched.h) is
  * stored before its pointer is loaded, through the initial-exec offset,
@@ -780,7 +780,7 @@ static void loop(struct xsc_vcpu *v)
 			xsc__rt_creds_catch_up(v);
 		if (__builtin_expect(atomic_load_explicit(&v->tp.intr, memory_order_relaxed), 0) &&
 		    atomic_exchange(&v->tp.intr, 0) && xsc__tp_scan)
-			xsc__tp_scan(v);	/* signals interrupt calls (preload/signals.c) */
+			xsc__tp_scan(v);	/* signals interrupt calls (preload/signals/interrupt.c) */
 		struct xsc_fiber *f = rq_pop(v);
 
 		if (!f) {
@@ -866,7 +866,7 @@ static void on_done(void *arg, int id, long ret, uint64_t tag)
 	/* (in transparent mode the shim raises it: preload.c dispatch) */
 	if (__builtin_expect(ret == -EPIPE, 0) && !xsc__tp)
 		f->sigpipe = xsc__sigpipe_lost(((struct xsc_vcpu *)arg)->x, id, ret);
-	f->tp.call = 0;		/* no longer an entry to cancel (preload/signals.c) */
+	f->tp.call = 0;		/* no longer an entry to cancel (preload/signals/interrupt.c) */
 	xsc__resume(f, ret);	/* kept if the fiber reaped its own call */
 }
 

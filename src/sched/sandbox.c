@@ -153,7 +153,7 @@ long xsc__rt_sandbox_call(struct xsc_vcpu *v, long nr, const long *a)
 	default:
 		if (v->cur && v->cur->tp.setxid && xsc__creds_process_wide(nr)) {
 			/* glibc's set*id, which it has asked every thread to
-			 * make (preload/signals.c): every kernel thread of the runtime
+			 * make (preload/setxid.c): every kernel thread of the runtime
 			 * makes it too, before it runs another call */
 			unsigned gen;
 

@@ -154,8 +154,8 @@ extern __thread struct xsc_vcpu *xsc__self;	/* NULL outside a vcpu */
  * thread sets to its struct xsc_vcpu and nothing else in user space uses
  * on x86-64 Linux. */
 extern bool xsc__tp;
-/* transparent mode: the kernel mask of a vcpu with no fiber to run (preload/signals.c:
- * every signal no thread of the program accepts) */
+/* transparent mode: the kernel mask of a vcpu with no fiber to run
+ * (preload/signals/mask.c: every signal no thread of the program accepts) */
 extern _Atomic uint64_t xsc__tp_idlemask;
 /* How a thread pointer is loaded (tls.c): wrfsbase (HWCAP2_FSGSBASE), an
  * LDT selector for a TLS block below 4 GiB with arch_prctl for the
@@ -215,7 +215,7 @@ void xsc__rt_may_block(struct xsc_vcpu *v);
 extern long (*xsc__tp_interrupted)(struct xsc_fiber *f, long nr, long r);
 /* Fiber f's call is in flight and a signal was sent to it before: the
  * shim asks for the call to be interrupted if it is one a signal
- * interrupts (preload/signals.c). */
+ * interrupts (preload/signals/interrupt.c). */
 extern void (*xsc__tp_posted)(struct xsc_fiber *f);
 /* transparent mode: runs the signal handlers deferred while v's kernel
  * thread held runtime locks (xsc__spin_unlock, at nlocks 0) */
@@ -249,8 +249,8 @@ static inline struct xsc_vcpu *xsc__vcpu(void)
 }
 
 /* Transparent mode: whether a signal another thread sent to fiber f is
- * pending and not blocked (preload/signals.c), so that a wait must not
- * begin.  Always false for the xsc threads API. */
+ * pending and not blocked (preload/signals/pending.c), so that a wait
+ * must not begin.  Always false for the xsc threads API. */
 static inline bool xsc__signal_pending(const struct xsc_fiber *f)
 {
 	return f->fs && (__atomic_load_n(&f->tp.pending, __ATOMIC_ACQUIRE) & ~f->sigmask);

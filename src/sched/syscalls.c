@@ -207,7 +207,7 @@ again:
 	if (f->fs) {	/* a program's thread: a signal may cancel the call */
 		f->tp.call_nr = nr;
 		if (nr == SYS_nanosleep || nr == SYS_clock_nanosleep) {
-			/* the time left (preload/signals.c): on the sleep's
+			/* the time left (preload/signals/interrupt.c): on the sleep's
 			 * own clock, as the kernel counts it */
 			struct timespec now = { 0, 0 };
 			xsc__sys2(SYS_clock_gettime, nr == SYS_nanosleep ?
