@@ -193,7 +193,7 @@ int xsc__fdwait_start(struct xsc *x)
 	}
 	pthread_attr_destroy(&attr);
 	xsc__own_thread_start();	/* not a thread of the program's */
-	/* its id, before glibc's set*id round can look for it (preload/signals.c setxid) */
+	/* its id, before glibc's set*id round can look for it (preload/setxid.c) */
 	while (!atomic_load(&f->tid))
 		sched_yield();
 	x->fdw = f;

@@ -17,7 +17,8 @@
  * Update every pthread_create of a runtime thread when this changes:
  * xsc__own_thread_start() after it, xsc__own_thread_end() at the end of
  * its start routine (runtime.c vcpu_spawn, fdwait.c, worker.c,
- * preload/signals.c tp_watch).  Raw clones (clone.S) are not counted.
+ * preload/signals/preempt.c tp_watch).  Raw clones (clone.S) are not
+ * counted.
  */
 #include "internal.h"
 

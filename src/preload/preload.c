@@ -8,7 +8,8 @@
  * interposed function in wrap.c, a rewritten libc site in rewrite.c) ends
  * in xsc__tp_call(), which takes its policy from the syscall table's
  * .shim (post, direct or emulate) and runs the emulators of this file.
- * signals.c, threads.c and start.c hold the rest (shim.h lists them).
+ * signals/, threads.c, setxid.c and start.c hold the rest (shim.h lists
+ * them).
  *
  * Rules:
  *  - runtime code runs with the dispatch selector at ALLOW, program code
@@ -463,7 +464,7 @@ static long handler_call(struct xsc_vcpu *v, long nr, const long *a)
 		/* a wake (sem_post, async-signal-safe) must reach waiting
 		 * fibers, whose waits are the runtime's, not the kernel's
 		 * (handlers never run while this kernel thread holds a lock
-		 * of the runtime: signals.c, deferred).  Waits stay direct:
+		 * of the runtime: signals/handlers.c).  Waits stay direct:
 		 * a wake that finds no fiber also wakes the kernel's
 		 * waiters (tp_futex) */
 		if (futex_wakes(a[1]))

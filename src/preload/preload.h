@@ -23,7 +23,7 @@ long xsc__tp_call(long nr, const long *a);
  * runtime's own answers (sigaction, thread ids, signals), the rest
  * directly. */
 long xsc__tp_handler_call(struct xsc_vcpu *v, long nr, const long *a);
-/* Raises signals other threads sent to fiber f (running; signals.c). */
+/* Raises signals other threads sent to running fiber f (signals/pending.c). */
 void xsc__tp_deliver(struct xsc_fiber *f);
 /* Its emulation needs the trapped registers (clone, fork, ...): a
  * rewritten site hands such a call back to its trap (preload.c,
@@ -77,7 +77,7 @@ static inline long xsc__tp_fast(long nr, long a0, long a1, long a2, long a3,
 		long a[6] = { a0, a1, a2, a3, a4, a5 }, r;
 		if (!TP(v)->in_handler)
 			return xsc__tp_enter(v, nr, a, &TP(v)->nfast);
-		TP(v)->sel = TP_SEL_ALLOW;	/* the handler rules (signals.c) */
+		TP(v)->sel = TP_SEL_ALLOW;	/* the handler rules (signals/handlers.c) */
 		r = xsc__tp_handler_call(v, nr, a);
 		TP(v)->sel = TP_SEL_BLOCK;
 		return r;

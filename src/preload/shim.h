@@ -5,10 +5,12 @@
  *
  *   preload.c   entry from libc, the per-call policy (dispatch) and the
  *               emulators of the table's XSC_SHIM_EMULATE rows
- *   signals.c   handlers, masks, signals between threads, interrupted
- *               calls, preemption, sigwait and sigsuspend
+ *   signals/    handlers, masks, signals between threads, interrupted
+ *               calls, preemption, sigwait and sigsuspend (signals.h
+ *               lists its files)
  *   threads.c   clone (threads as fibers), exit, fork and exec, futexes,
  *               thread ids
+ *   setxid.c    glibc's set*id round answered for every thread
  *   start.c     start-up (vcpus, dispatch, the main thread as a fiber)
  *               and forked children
  *   wrap.c      the interposed libc functions
@@ -68,7 +70,7 @@
 #define TP_NEVER_BLOCKED (SIGBIT(SIGSYS) | SIGBIT(SIGKILL) | SIGBIT(SIGSTOP))
 #define SIGCANCEL 32		/* glibc's internal cancellation signal */
 #define SIGSETXID 33		/* glibc's: every thread makes a set*id call */
-#define PREEMPT_SIG SIGURG	/* preemption (signals.c) */
+#define PREEMPT_SIG SIGURG	/* preemption (signals/preempt.c) */
 
 void xsc__tp_resume(const greg_t *g) __attribute__((noreturn));
 void xsc__tp_native_stub(void);
@@ -94,7 +96,7 @@ _Static_assert(offsetof(struct xsc_tp_vcpu, sel) == 8, "stub writes %gs:8");
 _Static_assert(offsetof(struct xsc_tp_vcpu, self) == 16, "gs_vcpu reads %gs:16");
 
 /* The vcpu, through the GS base every vcpu thread sets: right also while
- * FS holds another thread's TLS (setxid(), below).  Only on a vcpu. */
+ * FS holds another thread's TLS (setxid.c).  Only on a vcpu. */
 static inline struct xsc_vcpu *gs_vcpu(void)
 {
 	struct xsc_vcpu *v;
@@ -119,7 +121,7 @@ struct tp_state {
 	int tkill_code;			/* the si_code this kernel gives tgkill */
 	_Atomic uint64_t stray;		/* handled outside any thread (scan) */
 	/* process signals a vcpu between fibers took and handed to a thread
-	 * (signals.c, hand_to_thread), until that thread raises them: f is
+	 * (signals/handover.c), until that thread raises them: f is
 	 * NULL in a free slot.  Under lock. */
 	struct tp_handed {
 		struct xsc_fiber *f;
@@ -196,29 +198,38 @@ int tp_readable(struct xsc_vcpu *v, const uint32_t *u);
 void tp_maps_call(long nr, const long *a);
 void tp_on_sigsys(int sig, siginfo_t *si, void *uc_);
 
-/* signals.c */
+/* signals/mask.c */
 extern _Atomic int tp_accepting[65];
 extern uint32_t tp_mask_lock;
 void tp_account(uint64_t was, uint64_t now);
 void tp_idle_mask(bool tighter);
+/* signals/interrupt.c */
 void tp_scan(struct xsc_vcpu *v);
 long tp_interrupted(struct xsc_fiber *f, long nr, long r);
 void tp_posted(struct xsc_fiber *f);
+/* signals/pending.c */
 int tp_tid_post(int vtid, int sig);
 void tp_handed_forget(struct xsc_fiber *f);	/* NULL: all */
+/* signals/preempt.c */
 void tp_watch(void);
+/* signals/handlers.c */
 void tp_sig_tramp(int sig, siginfo_t *si, void *uc);
+void tp_run_deferred(struct xsc_vcpu *v);
+/* signals/longjmp.c */
+void tp_jumps_init(void);
+/* signals/action.c */
 long tp_install(int sig, const struct kact *p);
 long tp_sigaction(const long *a, bool in_sig);
 long tp_sigprocmask(const long *a, ucontext_t *uc);
 long tp_handler_sigprocmask(const long *a, ucontext_t *uc);
-void tp_jumps_init(void);
-void tp_run_deferred(struct xsc_vcpu *v);
-extern _Atomic uint64_t xsc__tp_idlemask;	/* start.c: a sleeping vcpu's mask */
 long tp_kill(long nr, const long *a);
 long tp_raise(int sig);
+/* signals/sigwait.c */
 long tp_sigtimedwait(const long *a);
 long tp_sigsuspend(const long *a);
+
+/* start.c */
+extern _Atomic uint64_t xsc__tp_idlemask;	/* a sleeping vcpu's mask */
 
 /* threads.c */
 extern struct xsc_pool tp_recs;
@@ -232,5 +243,8 @@ long tp_fork_like(long nr, const long *a, ucontext_t *uc);
 long tp_exec(long nr, const long *a);
 long tp_futex(const long *a);
 void tp_tid_add(struct xsc_fiber *f);
+
+/* setxid.c */
+bool tp_setxid(int tid);	/* false: tid is no thread it answers for */
 
 #endif

@@ -71,7 +71,7 @@ static void switch_in(struct xsc_vcpu *v, struct xsc_fiber *f)
  * every signal before a thread exits) must not keep process signals out
  * while it sleeps, and a signal every thread blocks (one a sigwait thread
  * waits for) must not be taken here: it takes the mask of signals no
- * thread accepts (signals.c, tp_idle_mask). */
+ * thread accepts (signals/mask.c, tp_idle_mask). */
 _Atomic uint64_t xsc__tp_idlemask;
 
 static void idle(struct xsc_vcpu *v)
@@ -84,7 +84,7 @@ static void idle(struct xsc_vcpu *v)
 	}
 }
 
-/* f is about to post call nr, which a signal may cancel (signals.c,
+/* f is about to post call nr, which a signal may cancel (signals/interrupt.c,
  * tp_scan): what a canceled sleep needs to report the time left, on the
  * sleep's own clock, as the kernel counts it. */
 static void call_begin(struct xsc_fiber *f, long nr, const long *a)

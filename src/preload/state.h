@@ -48,7 +48,7 @@ struct xsc_tp_vcpu {
 	volatile unsigned char sel;	/* syscall user dispatch selector: %gs:8 */
 	struct xsc_vcpu *self;		/* the vcpu itself: %gs:16 */
 	int in_handler;			/* program signal handlers running: the
-					   depth of hf[] (signals.c) */
+					   depth of hf[] (signals/longjmp.c) */
 	struct tp_hframe {		/* one running handler (tp_sig_tramp) */
 		uintptr_t sp;		/* the trampoline's frame: the handler's
 					   stack is below it */

@@ -1,0 +1,115 @@
+/*
+ * preempt.c - transparent mode: the watchdog thread.  Each tick it
+ * preempts a fiber that ran program code for a whole tick without a
+ * call (SIGURG with a cookie, switched out from inside the handler:
+ * tp_preempt), asks one that calls without switching to yield, and
+ * hands over process signals every vcpu's fiber blocks (handover.c).
+ *
+ * Rules: only program code is preempted: not the runtime, a handler or
+ * a vfork child; a SIGURG without the cookie is the program's own.
+ */
+#include "signals.h"
+
+/* A fiber that runs program code without a system call never gives its
+ * vcpu back: a spin-wait for another fiber (InnoDB's group commit waits so
+ * for an I/O completion another thread handles) then spins for good on one
+ * vcpu, where the kernel would have preempted the thread.  A watchdog
+ * thread looks at every vcpu each tick (XSC_PREEMPT_MS, default 10; 0:
+ * off); one that has run the same fiber in program code for a whole tick
+ * gets SIGURG, queued with a cookie (rt_tgsigqueueinfo), and its handler
+ * (tp_preempt) switches the fiber out from inside the signal frame: the
+ * fiber goes to the back of its vcpu's queue and, when it runs again,
+ * returns from the handler to where it was.  SIGURG, whose default action
+ * is to ignore it, goes to the program's own handler when it is not ours.
+ * A fiber that makes system calls without ever switching (a thread
+ * polling with getppid, clock reads the vDSO cannot do, non-blocking
+ * reads: all run inline) is in the runtime, not in program code, most of
+ * the time the watchdog looks: it is told to yield at its next call
+ * instead (want_yield, dispatch), or it starved the others on its vcpu
+ * for good (a thread that waits for it to finish never ran again). */
+bool tp_preempt(struct xsc_vcpu *v, siginfo_t *si, ucontext_t *uc)
+{
+	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	struct xsc_fiber *f = v->cur;
+
+	if (si->si_code != SI_QUEUE || si->si_value.sival_int != tp.preempt_cookie)
+		return false;	/* the program's own SIGURG */
+	/* only program code: not the runtime's (it runs with ALLOW), not a
+	 * handler, not a vfork child borrowing the vcpu */
+	if (!f || !f->fs || TP(v)->sel != TP_SEL_BLOCK || TP(v)->in_handler ||
+	    TP(v)->vfork || (ip >= tp.text_lo && ip < tp.text_hi))
+		return true;
+	atomic_fetch_add_explicit(&tp.npreempt, 1, memory_order_relaxed);
+	TP(v)->sel = TP_SEL_ALLOW;
+	/* the kernel mask is the handler's until sigreturn: the next fiber
+	 * must get its own (run() compares against this) */
+	TP(v)->sigmask = ~0ULL;
+	xsc_yield();
+	v = xsc__vcpu();	/* its home vcpu: the same */
+	/* sigreturn restores the mask the fiber had when interrupted */
+	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, &uc->uc_sigmask, 0, 8);
+	TP(v)->sigmask = *(uint64_t *)&uc->uc_sigmask;
+	/* what was sent or handed to it meanwhile, before its code goes on
+	 * (handover.c, hand_running_locked) */
+	if (f->sig_pending & ~f->sigmask)
+		xsc__tp_deliver(f);
+	TP(v)->sel = TP_SEL_BLOCK;
+	return true;
+}
+
+static void *watchdog(void *arg)
+{
+	struct { uint64_t switches; struct xsc_fiber *cur; } seen[256] = { { 0, NULL } };
+	struct timespec tick = { tp.preempt_ns / 1000000000L, tp.preempt_ns % 1000000000L };
+	long pid = xsc__sys0(SYS_getpid);
+
+	(void)arg;
+	atomic_store(&tp.wd_tid, (int)xsc__sys0(SYS_gettid));
+	for (;;) {
+		xsc__sys4(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &tick, 0);
+		for (int i = 0; i < xsc__rt.n && i < 256; i++) {
+			struct xsc_vcpu *v = &xsc__rt.v[i];
+			uint64_t sw = __atomic_load_n(&v->switches, __ATOMIC_RELAXED);
+			struct xsc_fiber *cur = __atomic_load_n(&v->cur, __ATOMIC_RELAXED);
+			bool stuck = cur && sw == seen[i].switches && cur == seen[i].cur &&
+				     !atomic_load(&v->idle);
+			if (stuck)
+				atomic_store(&TP(v)->want_yield, 1);
+			if (stuck && TP(v)->sel == TP_SEL_BLOCK) {
+				siginfo_t si;
+				memset(&si, 0, sizeof(si));
+				si.si_signo = PREEMPT_SIG;
+				si.si_code = SI_QUEUE;
+				si.si_pid = (pid_t)pid;
+				si.si_value.sival_int = tp.preempt_cookie;
+				xsc__sys4(SYS_rt_tgsigqueueinfo, pid, TP(v)->ktid, PREEMPT_SIG, &si);
+			}
+			seen[i].switches = sw;
+			seen[i].cur = cur;
+		}
+		tp_hand_pending();
+	}
+	return NULL;
+}
+
+/* Starts the watchdog (also in a forked child: threads are not inherited). */
+void tp_watch(void)
+{
+	pthread_attr_t attr;
+
+	atomic_store(&tp.wd_tid, 0);
+	if (tp.preempt_ns <= 0)
+		return;
+	xsc__attr_blocked(&attr);
+	pthread_attr_setstacksize(&attr, 65536);
+	if (pthread_create(&tp.wd_th, &attr, watchdog, NULL) != 0)
+		xsc__say("xsc run: no preemption thread: a fiber that spins without "
+			 "system calls keeps its vcpu\n");
+	else {	/* it runs for good (xsc__own_thread_end never due) */
+		xsc__own_thread_start();	/* not a thread of the program's */
+		/* its id, before any set*id round can look for it (setxid.c) */
+		while (!atomic_load(&tp.wd_tid))
+			sched_yield();
+	}
+	pthread_attr_destroy(&attr);
+}
