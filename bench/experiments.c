@@ -25,6 +25,7 @@ WEAK_BENCH(sensitivity);
 WEAK_BENCH(transparent);
 WEAK_BENCH(apache);
 WEAK_BENCH(oltp);
+WEAK_BENCH(events);
 WEAK_BENCH(calls);
 WEAK_BENCH(fibers);
 WEAK_BENCH(sandbox);
@@ -134,5 +135,12 @@ const struct bench_exp bench_exps[] = {
 	  "MariaDB with sysbench OLTP natively vs under xsc run",
 	  "FlexSC Figures 14 and 15 (MySQL, sysbench OLTP)",
 	  "MySQL 5.5 with InnoDB, sysbench OLTP: \"MySQL by up to 40%\"." },
+	{ "events", xsc_bench_events,
+	  "event-driven servers (redis, memcached, nginx) natively vs under xsc run",
+	  "FlexSC section 4.1 (event-driven servers, left as future work)",
+	  "FlexSC: \"For event-driven systems, we advocate a hybrid approach where both "
+	  "synchronous and exception-less system calls coexist.\"  \"we have not yet "
+	  "attempted to evaluate the use of exception-less system calls in an "
+	  "event-driven program, and leave this as future work.\"" },
 };
 const int bench_nexps = (int)(sizeof(bench_exps) / sizeof(bench_exps[0]));

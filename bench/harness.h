@@ -90,13 +90,23 @@ int bench_profile_save(const struct bench_opts *o);
  * package when gnuplot is missing. */
 int bench_plot(const struct bench_opts *o, const char *name, const char *script);
 
-/* Processes (http.c): argv forked and exec'd pinned to cpu (-1: not
- * pinned), stdout into a pipe whose read end goes to *out (NULL:
- * /dev/null); fd read to EOF, len full or timeout (NUL-terminated);
- * utime+stime in clock ticks of pid and every process below it. */
+/* Processes and servers (http.c): argv forked and exec'd pinned to cpu
+ * (-1: not pinned), stdout into a pipe whose read end goes to *out
+ * (NULL: /dev/null); fd read to EOF, len full or timeout
+ * (NUL-terminated); utime+stime in clock ticks of pid and every process
+ * below it. */
 pid_t bench_spawn(char *const argv[], int cpu, int *out);
 size_t bench_read_all(int fd, char *buf, size_t len, int timeout_ms);
 long bench_tree_ticks(pid_t pid);
+/* A TCP port on 127.0.0.1 free now (-1 if none); whether one accepts a
+ * connection. */
+int bench_free_port(void);
+bool bench_port_open(int port);
+/* Writes DIR/nginx.conf into conf: nginx in the foreground with one
+ * worker (forked by a master process when master, else none), serving
+ * DIR/root on 127.0.0.1:port with keep-alive and no access log; pid,
+ * error log and temp files in DIR.  0 or -1. */
+int bench_nginx_conf(const char *dir, int port, bool master, char *conf, size_t len);
 
 /* Runs fn(arg) in a forked child, which then sends the len bytes at out
  * back through a pipe; waits for them at most timeout_s seconds.  True

@@ -219,7 +219,7 @@ static long tree_ticks(pid_t pid, int depth)
 
 /* ---- servers --------------------------------------------------------- */
 
-static int free_port(void)
+int bench_free_port(void)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -234,7 +234,7 @@ static int free_port(void)
 	return port;
 }
 
-static bool port_open(int port)
+bool bench_port_open(int port)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -246,15 +246,15 @@ static bool port_open(int port)
 	return ok;
 }
 
-static int write_nginx_conf(const struct ctx *c, int port, char *conf, size_t len)
+int bench_nginx_conf(const char *dir, int port, bool master, char *conf, size_t len)
 {
 	FILE *f;
 
-	snprintf(conf, len, "%s/nginx.conf", c->tmp);
+	snprintf(conf, len, "%s/nginx.conf", dir);
 	if (!(f = fopen(conf, "w")))
 		return -1;
 	fprintf(f,
-		"daemon off;\nmaster_process off;\nworker_processes 1;\n"
+		"daemon off;\nmaster_process %s;\nworker_processes 1;\n"
 		"worker_rlimit_nofile 20000;\npid %s/nginx.pid;\n"
 		"error_log %s/nginx-error.log warn;\n"
 		"events { worker_connections 10000; }\n"
@@ -263,22 +263,27 @@ static int write_nginx_conf(const struct ctx *c, int port, char *conf, size_t le
 		"  client_body_temp_path %s/body;\n"
 		"  types { text/html html; }\n  default_type application/octet-stream;\n"
 		"  server {\n    listen 127.0.0.1:%d backlog=4096;\n    root %s/root;\n"
-		"  }\n}\n", c->tmp, c->tmp, c->tmp, port, c->tmp);
+		"  }\n}\n", master ? "on" : "off", dir, dir, dir, port, dir);
 	return fclose(f) ? -1 : 0;
+}
+
+static int write_nginx_conf(const struct ctx *c, int port, char *conf, size_t len)
+{
+	return bench_nginx_conf(c->tmp, port, false, conf, len);
 }
 
 static int start_nginx(const struct ctx *c, struct server *s)
 {
 	char conf[PATH_MAX], elog[PATH_MAX];
 
-	s->port = free_port();
+	s->port = bench_free_port();
 	if (s->port < 0 || write_nginx_conf(c, s->port, conf, sizeof(conf)))
 		return -1;
 	snprintf(elog, sizeof(elog), "%s/nginx-stderr.log", c->tmp);
 	char *argv[] = { s->bin, "-c", conf, "-p", (char *)c->tmp, "-e", elog, NULL };
 	s->pid = spawn(argv, c->srv_cpu, NULL);
 	for (int i = 0; s->pid > 0 && i < 500; i++) {	/* up to 5 s */
-		if (port_open(s->port))
+		if (bench_port_open(s->port))
 			return 0;
 		if (waitpid(s->pid, NULL, WNOHANG) == s->pid)
 			break;
@@ -331,7 +336,7 @@ static int start_httpd(const struct ctx *c, struct server *s, int entries)
 	close(fd);
 	p = strstr(line, "127.0.0.1:");
 	s->port = p ? atoi(p + 10) : 0;
-	if (s->port > 0 && port_open(s->port))
+	if (s->port > 0 && bench_port_open(s->port))
 		return 0;
 	fprintf(stderr, "bench http: %s did not start (said: %s)\n", s->name, line);
 	stop(s->pid);
@@ -1135,12 +1140,12 @@ static int start_apache(const struct ctx *c, struct server *s, int k)
 	if (n <= 0)
 		return -1;
 	self[n] = 0;
-	s->port = free_port();
+	s->port = bench_free_port();
 	if (s->port < 0 || write_apache_conf(c, k, s->port, conf, sizeof(conf)))
 		return -1;
 	s->pid = spawn(s->xrun ? xargv : argv, c->srv_cpu, NULL);
 	for (int i = 0; s->pid > 0 && i < 1500; i++) {	/* up to 15 s */
-		if (port_open(s->port))
+		if (bench_port_open(s->port))
 			return 0;
 		if (waitpid(s->pid, NULL, WNOHANG) == s->pid)
 			break;

@@ -27,6 +27,9 @@ if [ -e "$build/libxsc-preload.so" ]; then
 	echo "== MariaDB with sysbench OLTP, natively vs under xsc run, with kernel entries per transaction (xsc bench oltp --quick) =="
 	"$xsc" bench oltp --quick
 	echo
+	echo "== event-driven servers (redis, memcached -t 1 and -t 4, nginx), natively vs under xsc run, with kernel entries per operation (xsc bench events --quick) =="
+	"$xsc" bench events --quick
+	echo
 fi
 echo "== xsc threads vs NPTL threads: creation, switches, memory, ping-pong pairs (xsc bench fibers --quick) =="
 "$xsc" bench fibers --quick

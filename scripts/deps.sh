@@ -5,7 +5,9 @@
 #                           (make test also builds with it), apache2
 #                           (tests/t_apache.sh: a real forking server),
 #                           python3.11 and its test suite (tests/t_cpython.sh),
-#                           stress-ng (tests/t_stressng.sh)
+#                           stress-ng (tests/t_stressng.sh), redis-server,
+#                           redis-tools, memcached, libmemcached-tools
+#                           (tests/t_bench_events.sh: event-driven servers)
 #   scripts/deps.sh demo    test + gnuplot, wrk, nginx, mariadb-server,
 #                           sysbench, golang-go (benchmarks; Go is the
 #                           goroutine anchor of xsc bench fibers)
@@ -30,6 +32,10 @@ if [ "$level" != build ]; then
 	want libpython3.11-testsuite test -f /usr/lib/python3.11/test/test_threading.py
 	want stress-ng command -v stress-ng
 	want wrk command -v wrk
+	want redis-server command -v redis-server
+	want redis-tools command -v redis-benchmark
+	want memcached command -v memcached
+	want libmemcached-tools command -v memcslap
 fi
 if [ "$level" = demo ]; then
 	want gnuplot-nox command -v gnuplot
@@ -55,6 +61,12 @@ if printf '%s\n' "${need[@]}" | grep -q nginx; then
 fi
 if printf '%s\n' "${need[@]}" | grep -qx apache2; then
 	(apache2ctl stop || pkill -x apache2) >/dev/null 2>&1 || true
+fi
+if printf '%s\n' "${need[@]}" | grep -qx redis-server; then
+	(service redis-server stop || pkill -x redis-server) >/dev/null 2>&1 || true
+fi
+if printf '%s\n' "${need[@]}" | grep -qx memcached; then
+	(service memcached stop || pkill -x memcached) >/dev/null 2>&1 || true
 fi
 if printf '%s\n' "${need[@]}" | grep -qx mariadb-server; then
 	(service mariadb stop || pkill -x mariadbd) >/dev/null 2>&1 || true

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# t_bench_events: `xsc bench events --quick` runs redis-server, memcached
+# -t 1 and -t 4 and nginx natively, under `xsc run`, and under `xsc run`
+# with an expensive host's profile forced.  Checked: it exits 0; every
+# server has its three instances in the table or one "skipped: reason"
+# line; in the CSV, each measured instance read back what it was given
+# (redis GET returns the value SET, memcached get what was set, nginx the
+# file byte for byte: the check columns say "ok"), SIGTERM ended it as
+# it ends the native one, and its kernel entries per operation are a
+# positive figure with the calls behind it, or n/a with the reason.
+# Correctness only: no figure is compared with another (timings on a
+# shared machine cross any bound).
+# xsc-test: timeout=900
+set -u
+x=$(cd "$1" && pwd)/xsc
+[ -x "$x" ] || { echo "FAIL: $x not built"; exit 1; }
+d=$(mktemp -d /tmp/xsc-bench-events.t.XXXXXX)
+trap 'rm -rf "$d"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+if "$x" info 2>/dev/null | grep -q '^io_uring: *unavailable'; then
+	echo "SKIP: io_uring unavailable here"
+	exit 77
+fi
+
+"$x" bench events --quick --out "$d/r" >"$d/out" 2>"$d/err"
+rc=$?
+cat "$d/out"
+if [ $rc -eq 2 ]; then	# could not run here: it said why
+	echo "SKIP: xsc bench events: $(tail -n 1 "$d/err")"
+	exit 77
+fi
+[ $rc -eq 0 ] || { tail -n 20 "$d/err"; fail "xsc bench events exited $rc"; }
+csv=$d/r/events.csv
+[ -f "$csv" ] || fail "no $csv"
+[ "$(head -n 1 "$csv" | tr ',' '\n' | wc -l)" -eq 22 ] || fail "header: $(head -n 1 "$csv")"
+
+measured=0
+for s in "redis" "memcached -t 1" "memcached -t 4" "nginx"; do
+	if grep -q "^$s  *skipped: ." "$d/out"; then
+		echo "ok $s: $(grep "^$s  *skipped:" "$d/out" | sed 's/^[^:]*: //')"
+		continue
+	fi
+	for m in "native" "xsc run" "xsc run, dear host"; do
+		grep -q "^$s  *$m  *[0-9]" "$d/out" || fail "$s: no '$m' line"
+	done
+	grep -q "^$s," "$csv" || fail "$s: no CSV line"
+	measured=$((measured + 1))
+done
+
+# Per measured server: the checks (columns 16-18) ok, SIGTERM (19-21)
+# as native's, entries (8-10 with their calls in 13-15) a figure or n/a.
+awk -F, 'function ent(n, t) { return (n > 0 && t ~ /^[a-z_0-9]+ [0-9.]+/) || (n == "" && t ~ /^n\/a \(.+\)$/) }
+	NR > 1 && $22 !~ /^skipped: / {
+		if ($16 != "ok" || $17 != "ok" || $18 != "ok") { print "FAIL: " $1 ": read back: " $16 " / " $17 " / " $18; bad = 1 }
+		if ($19 == "" || $20 != $19 || $21 != $19) { print "FAIL: " $1 ": SIGTERM: native " $19 ", xsc run " $20 ", dear host " $21; bad = 1 }
+		for (i = 8; i <= 10; i++)
+			if (!ent($i, $(i + 5))) { print "FAIL: " $1 ": entries column " i ": " $i " " $(i + 5); bad = 1 }
+		if (!($2 > 0 && $3 > 0 && $11 > 0)) { print "FAIL: " $1 ": no throughput"; bad = 1 }
+		if ($22 != "") { print "FAIL: " $1 ": " $22; bad = 1 }
+	}
+	END { exit bad }' "$csv" || exit 1
+if [ $measured -eq 0 ]; then
+	echo "SKIP: no server measured (each row says what to install)"
+	exit 77
+fi
+echo "ok: $measured servers measured, every value read back, SIGTERM as native"
