@@ -293,28 +293,35 @@ static bool io_thread(pid_t pid, pid_t tid)
 	return !strncmp(comm, "iou-", 4);
 }
 
-/* Adds the threads of pid and of the processes below it that are not in
- * s yet to set_event_pid; how many it added. */
-static int add_tree(const char *inst, struct tasks *s, pid_t pid, int depth)
+/* A walk over a process tree: proc is called on each process (< 0: not
+ * this one, nor what is below it), task on each of its threads; either
+ * may be NULL.  What they return adds up to walk_tree's result. */
+struct walk {
+	int (*proc)(struct walk *w, pid_t pid);
+	int (*task)(struct walk *w, pid_t pid, pid_t tid);
+};
+
+/* Visits pid and the processes below it: the children of each of its
+ * threads (/proc/PID/task/TID/children), 16 levels deep at most. */
+static int walk_tree(struct walk *w, pid_t pid, int depth)
 {
-	char path[96], list[8192], num[16];
-	int added = 0;
+	char path[96], list[8192];
+	int sum = 0;
 	struct dirent *d;
 	DIR *dp;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (depth > 16 || !(dp = opendir(path)))
+	if (depth > 16 || (w->proc && (sum = w->proc(w, pid)) < 0))
 		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(dp = opendir(path)))
+		return sum;
 	while ((d = readdir(dp)) != NULL) {
 		pid_t t = (pid_t)atoi(d->d_name);
 		FILE *f;
 		if (t <= 0)
 			continue;
-		if (!has(s, t) && s->n < MAXTASKS && !io_thread(pid, t)) {
-			s->t[s->n++] = t;
-			snprintf(num, sizeof(num), "%d", (int)t);
-			added += put(inst, "set_event_pid", num) == 0;
-		}
+		if (w->task)
+			sum += w->task(w, pid, t);
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)t);
 		if (!(f = fopen(path, "r")))
 			continue;
@@ -322,10 +329,37 @@ static int add_tree(const char *inst, struct tasks *s, pid_t pid, int depth)
 		fclose(f);
 		list[n] = 0;
 		for (char *q, *p = strtok_r(list, " \n", &q); p; p = strtok_r(NULL, " \n", &q))
-			added += add_tree(inst, s, (pid_t)atoi(p), depth + 1);
+			sum += walk_tree(w, (pid_t)atoi(p), depth + 1);
 	}
 	closedir(dp);
-	return added;
+	return sum;
+}
+
+struct add_walk {
+	struct walk w;		/* first: the walk's callbacks get this */
+	const char *inst;
+	struct tasks *s;
+};
+
+static int add_task(struct walk *w, pid_t pid, pid_t tid)
+{
+	struct add_walk *a = (struct add_walk *)w;
+	char num[16];
+
+	if (has(a->s, tid) || a->s->n >= MAXTASKS || io_thread(pid, tid))
+		return 0;
+	a->s->t[a->s->n++] = tid;
+	snprintf(num, sizeof(num), "%d", (int)tid);
+	return put(a->inst, "set_event_pid", num) == 0;
+}
+
+/* Adds the threads of pid and of the processes below it that are not in
+ * s yet to set_event_pid; how many it added. */
+static int add_tree(const char *inst, struct tasks *s, pid_t pid)
+{
+	struct add_walk a = { { NULL, add_task }, inst, s };
+
+	return walk_tree(&a.w, pid, 0);
 }
 
 /* ---- tracefs: reading the ring buffers ---------------------------------- */
@@ -580,7 +614,7 @@ static int start_tracefs(struct bench_counter *c, pid_t pid, char *why, size_t w
 	 * before its own pid was written is found by the next pass; after
 	 * it, event-fork adds its children. */
 	set->n = 0;
-	for (int pass = 0; pass < 8 && add_tree(c->inst, set, pid, 0); pass++)
+	for (int pass = 0; pass < 8 && add_tree(c->inst, set, pid); pass++)
 		;
 	r = set->n ? 0 : -ESRCH;
 	free(set);
@@ -634,35 +668,29 @@ static int stop_tracefs(struct bench_counter *c, struct bench_entries *e)
 
 /* ---- strace ----------------------------------------------------------- */
 
-/* The processes of the tree (thread group leaders), for -p each. */
-static int tree_procs(pid_t pid, pid_t *out, int max, int n, int depth)
-{
-	char path[96], list[8192];
-	struct dirent *d;
-	DIR *dp;
+struct procs_walk {
+	struct walk w;		/* first: the walk's callbacks get this */
+	pid_t *out;
+	int max, n;
+};
 
-	if (n >= max || depth > 16)
-		return n;
-	out[n++] = pid;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (!(dp = opendir(path)))
-		return n;
-	while ((d = readdir(dp)) != NULL) {
-		FILE *f;
-		if (atoi(d->d_name) <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
-			 atoi(d->d_name));
-		if (!(f = fopen(path, "r")))
-			continue;
-		size_t k = fread(list, 1, sizeof(list) - 1, f);
-		fclose(f);
-		list[k] = 0;
-		for (char *q, *p = strtok_r(list, " \n", &q); p; p = strtok_r(NULL, " \n", &q))
-			n = tree_procs((pid_t)atoi(p), out, max, n, depth + 1);
-	}
-	closedir(dp);
-	return n;
+static int add_proc(struct walk *w, pid_t pid)
+{
+	struct procs_walk *p = (struct procs_walk *)w;
+
+	if (p->n >= p->max)
+		return -1;
+	p->out[p->n++] = pid;
+	return 1;
+}
+
+/* The processes of the tree (thread group leaders), for -p each: at most
+ * max of them into out; how many. */
+static int tree_procs(pid_t pid, pid_t *out, int max)
+{
+	struct procs_walk p = { { add_proc, NULL }, out, max, 0 };
+
+	return walk_tree(&p.w, pid, 0);
 }
 
 /* Who traces pid (TracerPid in its status); -1 if it is gone. */
@@ -687,7 +715,7 @@ static int start_strace(struct bench_counter *c, pid_t pid, char *why, size_t wl
 	enum { MAXP = 64 };
 	pid_t procs[MAXP];
 	char *argv[8 + 2 * MAXP], nums[MAXP][16];
-	int np = tree_procs(pid, procs, MAXP, 0, 0), a = 0, fd;
+	int np = tree_procs(pid, procs, MAXP), a = 0, fd;
 
 	if (system("command -v strace >/dev/null 2>&1") != 0) {
 		snprintf(why, wlen, "strace is not installed");
