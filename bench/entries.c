@@ -1,24 +1,44 @@
 /*
  * entries.c - system call entries of a process tree, counted by the
- * kernel (see entries.h).  What counts as an entry and where the figures
- * appear: docs/experiments.md, "Kernel entries per operation".
+ * kernel (see entries.h).
  *
- * Rules:
- *  - tracefs: a private instance per count (instances/xsc-entries.PID.N)
- *    records raw_syscalls:sys_enter and signal:signal_deliver for its
- *    set_event_pid, with event-fork; no histogram triggers (many kernels
- *    lack CONFIG_HIST_TRIGGERS): a thread, SCHED_FIFO where it may, reads
- *    the per-CPU binary buffers (16 MiB each) every 10 ms;
- *  - nothing is sampled: a dropped event fails the count with the number
- *    lost;
- *  - a recorded entry costs about 80 ns (a task outside the set about
- *    10 ns), so benchmarks count in a run of their own;
- *  - without tracefs, `strace -f -c -p` on the tree, stopped by SIGINT,
- *    its summary parsed (it counts a seccomp-trapped call as that call
- *    and misses syscall user dispatch's traps);
- *  - an instance left behind traces every call on the machine: SIGINT,
- *    SIGTERM and SIGHUP remove the live ones, start() those of processes
- *    that are gone.
+ * The tracefs way.  A private tracefs instance (instances/xsc-entries.
+ * PID.N, so counts running at the same time never share state) records
+ * raw_syscalls:sys_enter and signal:signal_deliver for the tasks in its
+ * set_event_pid: every thread of the root and of every process below it,
+ * and, through the event-fork option, every task they fork or clone
+ * while the count runs (apache's worker child, a server's new threads).
+ * Tasks outside the set pay the tracepoint's check only (measured: about
+ * 10 ns a call), a recorded entry about 80 ns, so benchmarks count in a
+ * run of their own, never in the runs whose time they report.  Histogram
+ * triggers would count in the kernel, but many kernels are built without
+ * them (CONFIG_HIST_TRIGGERS), so a thread reads the per-CPU ring
+ * buffers (trace_pipe_raw, the binary page format of events/header_page)
+ * every 10 ms and counts the events by system call number.  Nothing is
+ * sampled: an event the kernel drops (a full buffer) makes the count fail
+ * with the number lost.  A server under load keeps every core busy, and
+ * on a shared machine so do others: the reader runs SCHED_FIFO when it
+ * may, and each CPU's buffer holds 16 MiB (about 250,000 entries, most
+ * of a second at full load).
+ *
+ * What counts as an entry: every sys_enter of the set's tasks, and every
+ * SIGSYS delivered to them.  A call trapped by syscall user dispatch or
+ * by a seccomp trap enters the kernel but is stopped before the
+ * tracepoint; its rt_sigreturn is an entry of its own.  io_uring's
+ * threads (iou-sqp, iou-wrk) never enter from user space: the work they
+ * do for the program is kernel work, not a crossing, and they record
+ * nothing.  Page faults and interrupts are not system calls and are not
+ * counted.
+ *
+ * The strace way, where there is no tracefs: `strace -f -c -p` on the
+ * root and every process below it, stopped by SIGINT; its summary is
+ * parsed.  ptrace stops a call before seccomp does, so strace counts a
+ * call seccomp traps as that call, and after syscall user dispatch (xsc
+ * run's traps), so it misses those; it counts their rt_sigreturn.
+ *
+ * An instance left behind enables tracing of every call on the machine:
+ * SIGINT, SIGTERM and SIGHUP remove the live ones before the default
+ * action, and start() removes those of processes that are gone.
  */
 #include "entries.h"
 
@@ -273,27 +293,35 @@ static bool io_thread(pid_t pid, pid_t tid)
 	return !strncmp(comm, "iou-", 4);
 }
 
-/* Adds the threads of pid and of the processes below it that are not in
- * s yet to s; how many it added. */
-static int add_tree(struct tasks *s, pid_t pid, int depth)
+/* A walk over a process tree: proc is called on each process (< 0: not
+ * this one, nor what is below it), task on each of its threads; either
+ * may be NULL.  What they return adds up to walk_tree's result. */
+struct walk {
+	int (*proc)(struct walk *w, pid_t pid);
+	int (*task)(struct walk *w, pid_t pid, pid_t tid);
+};
+
+/* Visits pid and the processes below it: the children of each of its
+ * threads (/proc/PID/task/TID/children), 16 levels deep at most. */
+static int walk_tree(struct walk *w, pid_t pid, int depth)
 {
 	char path[96], list[8192];
-	int added = 0;
+	int sum = 0;
 	struct dirent *d;
 	DIR *dp;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (depth > 16 || !(dp = opendir(path)))
+	if (depth > 16 || (w->proc && (sum = w->proc(w, pid)) < 0))
 		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(dp = opendir(path)))
+		return sum;
 	while ((d = readdir(dp)) != NULL) {
 		pid_t t = (pid_t)atoi(d->d_name);
 		FILE *f;
 		if (t <= 0)
 			continue;
-		if (!has(s, t) && s->n < MAXTASKS && !io_thread(pid, t)) {
-			s->t[s->n++] = t;
-			added++;
-		}
+		if (w->task)
+			sum += w->task(w, pid, t);
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)t);
 		if (!(f = fopen(path, "r")))
 			continue;
@@ -301,10 +329,34 @@ static int add_tree(struct tasks *s, pid_t pid, int depth)
 		fclose(f);
 		list[n] = 0;
 		for (char *q, *p = strtok_r(list, " \n", &q); p; p = strtok_r(NULL, " \n", &q))
-			added += add_tree(s, (pid_t)atoi(p), depth + 1);
+			sum += walk_tree(w, (pid_t)atoi(p), depth + 1);
 	}
 	closedir(dp);
-	return added;
+	return sum;
+}
+
+struct add_walk {
+	struct walk w;		/* first: the walk's callbacks get this */
+	struct tasks *s;
+};
+
+static int add_task(struct walk *w, pid_t pid, pid_t tid)
+{
+	struct add_walk *a = (struct add_walk *)w;
+
+	if (has(a->s, tid) || a->s->n >= MAXTASKS || io_thread(pid, tid))
+		return 0;
+	a->s->t[a->s->n++] = tid;
+	return 1;
+}
+
+/* Adds the threads of pid and of the processes below it that are not in
+ * s yet to s; how many it added. */
+static int add_tree(struct tasks *s, pid_t pid)
+{
+	struct add_walk a = { { NULL, add_task }, s };
+
+	return walk_tree(&a.w, pid, 0);
 }
 
 /* Writes s->t[from..s->n) to set_event_pid in one write: the kernel
@@ -580,7 +632,7 @@ static int start_tracefs(struct bench_counter *c, pid_t pid, char *why, size_t w
 	 * it, event-fork adds its children. */
 	set->n = 0;
 	r = 0;
-	for (int pass = 0, from = 0; pass < 8 && !r && add_tree(set, pid, 0); pass++) {
+	for (int pass = 0, from = 0; pass < 8 && !r && add_tree(set, pid); pass++) {
 		r = put_tasks(c->inst, set, from);
 		from = set->n;
 	}
@@ -640,35 +692,29 @@ static int stop_tracefs(struct bench_counter *c, struct bench_entries *e)
 
 /* ---- strace ----------------------------------------------------------- */
 
-/* The processes of the tree (thread group leaders), for -p each. */
-static int tree_procs(pid_t pid, pid_t *out, int max, int n, int depth)
-{
-	char path[96], list[8192];
-	struct dirent *d;
-	DIR *dp;
+struct procs_walk {
+	struct walk w;		/* first: the walk's callbacks get this */
+	pid_t *out;
+	int max, n;
+};
 
-	if (n >= max || depth > 16)
-		return n;
-	out[n++] = pid;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (!(dp = opendir(path)))
-		return n;
-	while ((d = readdir(dp)) != NULL) {
-		FILE *f;
-		if (atoi(d->d_name) <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
-			 atoi(d->d_name));
-		if (!(f = fopen(path, "r")))
-			continue;
-		size_t k = fread(list, 1, sizeof(list) - 1, f);
-		fclose(f);
-		list[k] = 0;
-		for (char *q, *p = strtok_r(list, " \n", &q); p; p = strtok_r(NULL, " \n", &q))
-			n = tree_procs((pid_t)atoi(p), out, max, n, depth + 1);
-	}
-	closedir(dp);
-	return n;
+static int add_proc(struct walk *w, pid_t pid)
+{
+	struct procs_walk *p = (struct procs_walk *)w;
+
+	if (p->n >= p->max)
+		return -1;
+	p->out[p->n++] = pid;
+	return 1;
+}
+
+/* The processes of the tree (thread group leaders), for -p each: at most
+ * max of them into out; how many. */
+static int tree_procs(pid_t pid, pid_t *out, int max)
+{
+	struct procs_walk p = { { add_proc, NULL }, out, max, 0 };
+
+	return walk_tree(&p.w, pid, 0);
 }
 
 /* Who traces pid (TracerPid in its status); -1 if it is gone. */
@@ -693,7 +739,7 @@ static int start_strace(struct bench_counter *c, pid_t pid, char *why, size_t wl
 	enum { MAXP = 64 };
 	pid_t procs[MAXP];
 	char *argv[8 + 2 * MAXP], nums[MAXP][16];
-	int np = tree_procs(pid, procs, MAXP, 0, 0), a = 0, fd;
+	int np = tree_procs(pid, procs, MAXP), a = 0, fd;
 
 	if (system("command -v strace >/dev/null 2>&1") != 0) {
 		snprintf(why, wlen, "strace is not installed");

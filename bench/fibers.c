@@ -556,16 +556,78 @@ static void put(FILE *csv, const char *label, enum metric m, long n, const struc
 	fputc('\n', csv);
 }
 
+/* What a run of the experiment shares: its sizes, the CSV, whether the
+ * Go column can be measured, whether every xsc job so far succeeded. */
+struct run {
+	FILE *csv;
+	long ncreate, nswitch, load, nptl_max;
+	long nofile, maxpairs;	/* RLIMIT_NOFILE, and the pairs it allows */
+	int nmem, timeout;
+	bool quick, have_go, ok;
+};
+
+/* A row of xsc against NPTL for job s (label: as put() prints it). */
+static void pair_row(struct run *R, const char *label, struct job s)
+{
+	struct job x = s, p = s;
+
+	R->ok &= run_job(&x, XSC, R->timeout);
+	run_job(&p, NPTL, R->timeout);
+	put(R->csv, label, s.m, s.n, &x.r, &p.r, 0);
+}
+
+/* Memory per thread, blocked then idle, for each count: xsc, xsc with
+ * 16 KiB stacks, NPTL (up to nptl_max) and Go. */
+static void memory_rows(struct run *R)
+{
+	static const long mem_n[3] = { 10000, 100000, 1000000 };
+
+	for (int i = 0; i < R->nmem && R->ok; i++) {
+		for (int b = 1; b >= 0 && R->ok; b--) {
+			struct job s = { .m = b ? M_MEM_BLOCKED : M_MEM_IDLE, .n = mem_n[i] };
+			struct job x = s, p = s;
+			char label[64];
+
+			R->ok &= run_job(&x, XSC, R->timeout);
+			R->ok &= run_job(&s, XSC_SMALL, R->timeout);
+			/* NPTL up to 100,000 (vm.max_map_count stops it first;
+			 * --quick: 10,000) */
+			if (mem_n[i] <= R->nptl_max)
+				run_job(&p, NPTL, R->timeout);
+			snprintf(label, sizeof(label), "%s", mname[x.m]);
+			put(R->csv, label, x.m, mem_n[i], &x.r,
+			    mem_n[i] <= R->nptl_max ? &p.r : NULL,
+			    R->have_go ? go_mem(b, mem_n[i]) : 0);
+			snprintf(label, sizeof(label), "%s (16 KiB stacks)", mname[x.m]);
+			put(R->csv, label, x.m, mem_n[i], &s.r, NULL, 0);
+		}
+	}
+}
+
+/* N ping-pong pairs, N = 10..100,000, as many as the descriptors allow. */
+static void pingpong_rows(struct run *R)
+{
+	for (long n = 10; n <= 100000 && R->ok; n *= 10) {
+		long pairs = n < R->maxpairs ? n : R->maxpairs;
+		long total = R->quick ? 20000 : 200000;
+		long r = total / pairs < 5 ? 5 : total / pairs;
+
+		pair_row(R, "pingpong", (struct job){ .m = M_PINGPONG, .n = pairs, .arg = r });
+		if (pairs < n) {
+			printf("    (%ld pairs asked; RLIMIT_NOFILE %ld allows %ld)\n", n,
+			       R->nofile, R->maxpairs);
+			break;
+		}
+	}
+}
+
 int xsc_bench_fibers(int argc, char **argv)
 {
 	static const char usage[] = "usage: xsc bench fibers [--quick] [--out DIR]\n";
 	struct bench_opts o;
+	struct run R = { .ok = true };
 	struct rlimit rl;
-	long maxpairs, ncreate, nswitch, load, nptl_max;
-	long mem_n[3] = { 10000, 100000, 1000000 };
-	int nmem, rc, timeout;
-	bool ok = true, have_go;
-	FILE *csv;
+	int rc;
 
 	if (!bench_args(argc, argv, &o, usage, &rc))
 		return rc;
@@ -575,71 +637,31 @@ int xsc_bench_fibers(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	getrlimit(RLIMIT_NOFILE, &rl);
-	maxpairs = ((long)rl.rlim_cur - 64) / 2;
-	ncreate = o.quick ? 5000 : 20000;
-	nswitch = o.quick ? 20000 : 200000;
-	load = o.quick ? 1000 : 10000;
-	nmem = o.quick ? 2 : 3;
-	nptl_max = o.quick ? 10000 : 100000;
-	timeout = o.quick ? 60 : 180;
-	csv = bench_csv_open(&o, "fibers", "metric,n,xsc,nptl,xsc_over_nptl,go");
-	if (!csv)
+	R.nofile = (long)rl.rlim_cur;
+	R.maxpairs = (R.nofile - 64) / 2;
+	R.quick = o.quick;
+	R.ncreate = o.quick ? 5000 : 20000;
+	R.nswitch = o.quick ? 20000 : 200000;
+	R.load = o.quick ? 1000 : 10000;
+	R.nmem = o.quick ? 2 : 3;
+	R.nptl_max = o.quick ? 10000 : 100000;
+	R.timeout = o.quick ? 60 : 180;
+	R.csv = bench_csv_open(&o, "fibers", "metric,n,xsc,nptl,xsc_over_nptl,go");
+	if (!R.csv)
 		return 1;
 	printf("xsc bench fibers: xsc threads (M:N fibers, default runtime) vs NPTL "
 	       "threads (64 KiB stacks), each row in its own process\n");
-	have_go = go_build();
+	R.have_go = go_build();
 	printf("  %-30s %9s %14s %14s %8s %8s\n", "", "n", "xsc", "NPTL", "xsc/NPTL", "Go");
 
-	struct job x = { .m = M_CREATE, .n = ncreate }, p = x;
-	ok &= run_job(&x, XSC, timeout);
-	run_job(&p, NPTL, timeout);
-	put(csv, "create", M_CREATE, ncreate, &x.r, &p.r, 0);
-
-	x = (struct job){ .m = M_SWITCH, .n = load, .arg = nswitch };
-	p = x;
-	ok &= run_job(&x, XSC, timeout);
-	run_job(&p, NPTL, timeout);
-	put(csv, "switch (others blocked)", M_SWITCH, load, &x.r, &p.r, 0);
-
-	for (int i = 0; i < nmem && ok; i++) {
-		for (int b = 1; b >= 0 && ok; b--) {
-			struct job s = { .m = b ? M_MEM_BLOCKED : M_MEM_IDLE, .n = mem_n[i] };
-			char label[64];
-
-			x = p = s;
-			ok &= run_job(&x, XSC, timeout);
-			ok &= run_job(&s, XSC_SMALL, timeout);
-			/* NPTL up to 100,000 (vm.max_map_count stops it first;
-			 * --quick: 10,000) */
-			if (mem_n[i] <= nptl_max)
-				run_job(&p, NPTL, timeout);
-			snprintf(label, sizeof(label), "%s", mname[x.m]);
-			put(csv, label, x.m, mem_n[i], &x.r, mem_n[i] <= nptl_max ? &p.r : NULL,
-			    have_go ? go_mem(b, mem_n[i]) : 0);
-			snprintf(label, sizeof(label), "%s (16 KiB stacks)", mname[x.m]);
-			put(csv, label, x.m, mem_n[i], &s.r, NULL, 0);
-		}
-	}
-
-	for (long n = 10; n <= 100000 && ok; n *= 10) {
-		long pairs = n < maxpairs ? n : maxpairs;
-		long total = o.quick ? 20000 : 200000;
-		long r = total / pairs < 5 ? 5 : total / pairs;
-
-		x = (struct job){ .m = M_PINGPONG, .n = pairs, .arg = r };
-		p = x;
-		ok &= run_job(&x, XSC, timeout);
-		run_job(&p, NPTL, timeout);
-		put(csv, "pingpong", M_PINGPONG, pairs, &x.r, &p.r, 0);
-		if (pairs < n) {
-			printf("    (%ld pairs asked; RLIMIT_NOFILE %ld allows %ld)\n", n,
-			       (long)rl.rlim_cur, maxpairs);
-			break;
-		}
-	}
-	if (have_go)
+	pair_row(&R, "create", (struct job){ .m = M_CREATE, .n = R.ncreate });
+	pair_row(&R, "switch (others blocked)",
+		 (struct job){ .m = M_SWITCH, .n = R.load, .arg = R.nswitch });
+	memory_rows(&R);
+	pingpong_rows(&R);
+	if (R.have_go)
 		go_clean();
-	if (bench_csv_close(&o, "fibers", csv, ok) || !ok)
+	if (bench_csv_close(&o, "fibers", R.csv, R.ok) || !R.ok)
 		return 1;
 	bench_plot(&o, "fibers",
 		   "set title 'N ping-pong pairs over UNIX sockets: xsc threads vs NPTL'\n"

@@ -5,6 +5,7 @@
 #include "hostprof.h"
 
 #include <errno.h>
+#include <liburing.h>
 #include <poll.h>
 #include <signal.h>
 #include <sched.h>
@@ -14,6 +15,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "xsc.h"
 
 int bench_parse(int argc, char **argv, struct bench_opts *o, const char *usage)
 {
@@ -269,4 +272,52 @@ bool bench_in_child(void (*fn)(void *), void *arg, void *out, size_t len, int ti
 	else
 		snprintf(why, whylen, "died: exit status %d", WEXITSTATUS(st));
 	return false;
+}
+
+int bench_raw_ring(struct io_uring *ring, unsigned entries)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_SINGLE_ISSUER |
+					      IORING_SETUP_COOP_TASKRUN };
+	int ret = io_uring_queue_init_params(entries, ring, &p);
+
+	if (ret < 0)
+		return ret;
+	io_uring_register_ring_fd(ring);
+	return 0;
+}
+
+int bench_uring_pair_open(struct bench_uring_pair *p, int npages, long nr,
+			  unsigned entries, const char *who)
+{
+	struct xsc_config cfg;
+	const char *why = "";
+
+	xsc_config_init(&cfg);
+	cfg.backend = XSC_BACKEND_URING;
+	cfg.flags = XSC_NO_ENV | XSC_QUIET;
+	if (npages)
+		cfg.npages = npages;
+	cfg.spin_ns = 0;
+	p->x = NULL;
+	p->have_ring = false;
+	if (xsc_open(&p->x, &cfg) < 0 || xsc_route(p->x, nr, &why) != XSC_BACKEND_URING) {
+		fprintf(stderr, "%s: io_uring unavailable%s%s\n", who, *why ? ": " : "", why);
+		return -1;
+	}
+	if (bench_raw_ring(&p->ring, entries) < 0) {
+		fprintf(stderr, "%s: io_uring_queue_init failed\n", who);
+		return -1;
+	}
+	p->have_ring = true;
+	return 0;
+}
+
+void bench_uring_pair_close(struct bench_uring_pair *p)
+{
+	if (p->have_ring)
+		io_uring_queue_exit(&p->ring);
+	if (p->x)
+		xsc_close(p->x);
+	p->x = NULL;
+	p->have_ring = false;
 }

@@ -115,6 +115,27 @@ int bench_nginx_conf(const char *dir, int port, bool master, char *conf, size_t 
 bool bench_in_child(void (*fn)(void *), void *arg, void *out, size_t len, int timeout_s,
 		    char *why, size_t whylen);
 
+/* The two io_uring paths the cost experiments (null, read-cost,
+ * wsc-model) compare.  bench_raw_ring: the raw liburing baseline, a ring
+ * of `entries` with the flags xsc sets (single issuer, cooperative task
+ * running) and its fd registered, as xsc does; 0 or -errno.
+ * bench_uring_pair_open: that ring, and an xsc handle on the uring
+ * executor that never spins, with npages pages (0: the default), whose
+ * route for call nr is io_uring; 0, or -1 with the reason on stderr after
+ * `who`.  bench_uring_pair_close closes what was opened, also after a
+ * failed open. */
+struct xsc;
+#include <liburing.h>
+int bench_raw_ring(struct io_uring *ring, unsigned entries);
+struct bench_uring_pair {
+	struct xsc *x;
+	struct io_uring ring;
+	bool have_ring;
+};
+int bench_uring_pair_open(struct bench_uring_pair *p, int npages, long nr,
+			  unsigned entries, const char *who);
+void bench_uring_pair_close(struct bench_uring_pair *p);
+
 /* Path of DIR/file in buf. */
 const char *bench_path(const struct bench_opts *o, const char *file, char *buf,
 		       size_t len);

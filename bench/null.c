@@ -189,20 +189,11 @@ static const char usage[] =
 	"  Null-call cost vs batch size for every executor, the raw liburing\n"
 	"  baseline, and the WSC cost model.  Writes DIR/null.csv, DIR/null.png.\n";
 
-int xsc_bench_null(int argc, char **argv)
+/* Every configuration this machine has, opened: cs[k].ok where it is. */
+static void open_all(struct cfgstate *cs)
 {
-	struct bench_opts o;
-	struct cfgstate cs[NCFG];
 	int ncpu = bench_ncpu(), other = ncpu > 1 ? 1 : 0;
-	int rc;
-	long calls;
-	int64_t t0;
 
-	if (!bench_args(argc, argv, &o, usage, &rc))
-		return rc;
-	calls = o.quick ? 20000 : 200000;
-	memset(cs, 0, sizeof(cs));
-	bench_pin(0);
 	cs[SYNC].ok = true;
 	cs[INLINE].ok = open_xsc(&cs[INLINE], XSC_BACKEND_INLINE, -1, false) == 0;
 	cs[WSAME].ok = open_xsc(&cs[WSAME], XSC_BACKEND_WORKER, 0, false) == 0;
@@ -210,13 +201,7 @@ int xsc_bench_null(int argc, char **argv)
 	cs[URING].ok = open_xsc(&cs[URING], XSC_BACKEND_URING, -1, false) == 0;
 	cs[SQSAME].ok = open_xsc(&cs[SQSAME], XSC_BACKEND_SQPOLL, 0, false) == 0;
 	cs[SQOTHER].ok = ncpu > 1 && open_xsc(&cs[SQOTHER], XSC_BACKEND_SQPOLL, other, true) == 0;
-	{
-		struct io_uring_params p = { .flags = IORING_SETUP_SINGLE_ISSUER |
-						      IORING_SETUP_COOP_TASKRUN };
-		cs[RAW].ok = io_uring_queue_init_params(1024, &cs[RAW].ring, &p) == 0;
-		if (cs[RAW].ok)	/* as xsc does */
-			io_uring_register_ring_fd(&cs[RAW].ring);
-	}
+	cs[RAW].ok = bench_raw_ring(&cs[RAW].ring, 1024) == 0;
 	if (cs[URING].ok) {
 		const char *why;
 		if (xsc_route(cs[URING].x, XSC_NR_NOP, &why) != XSC_BACKEND_URING) {
@@ -225,11 +210,24 @@ int xsc_bench_null(int argc, char **argv)
 			cs[URING].ok = false;
 		}
 	}
+}
 
-	/* warm up, then rounds interleaving every configuration */
-	t0 = bench_now_ns();
-	int steps = o.rounds * NB, step = 0;
-	for (int r = 0; r < o.rounds; r++)
+static void close_all(struct cfgstate *cs)
+{
+	for (int k = 0; k < NCFG; k++)
+		if (cs[k].ok && cs[k].x)
+			xsc_close(cs[k].x);
+	if (cs[RAW].ok)
+		io_uring_queue_exit(&cs[RAW].ring);
+}
+
+/* Warm up, then rounds interleaving every configuration. */
+static void run_rounds(struct cfgstate *cs, const struct bench_opts *o, long calls)
+{
+	int64_t t0 = bench_now_ns();
+	int steps = o->rounds * NB, step = 0;
+
+	for (int r = 0; r < o->rounds; r++)
 		for (int bi = 0; bi < NB; bi++, step++) {
 			bench_progress("bench null", step, steps, t0);
 			for (int k = 0; k < NCFG; k++)
@@ -241,17 +239,18 @@ int xsc_bench_null(int argc, char **argv)
 				}
 		}
 	bench_progress_done();
+}
 
-	FILE *f = bench_csv_open(&o, "null", "batch,sync,inline,worker-same,"
-				 "worker-other,uring,raw-uring,sqpoll-same,sqpoll-other,"
-				 "uring-crossings-per-call");
-	printf("Null-call cost, ns per call (best of %d rounds; %ld calls each)\n",
-	       o.rounds, calls);
+/* The cost table, a row per batch size, on stdout and into f (when it
+ * opened); returns the measured break-even batch (0: none). */
+static int print_table(const struct cfgstate *cs, FILE *f)
+{
+	int breakeven = 0;
+
 	printf("%6s", "batch");
 	for (int k = 0; k < NCFG; k++)
 		printf(" %12s", cfg_name[k]);
 	printf("  %9s %9s\n", "uring/sync", "xsc/raw");
-	int breakeven = 0;
 	for (int bi = 0; bi < NB; bi++) {
 		printf("%6d", batches[bi]);
 		if (f)
@@ -275,38 +274,68 @@ int xsc_bench_null(int argc, char **argv)
 			printf("\n");
 		}
 	}
+	return breakeven;
+}
 
-	if (cs[URING].ok) {
-		double treq, tsync, tsys = cs[SYNC].best[0];
-		model_parts(&cs[URING], &treq, &tsync);
-		double m = bench_wsc_m(tsys, treq + tsync);
-		printf("\nWSC cost model (ns): Tsys=%.1f Treq=%.1f Tsync=%.1f Tgen=0 "
-		       "Tsched=0 (no thread per call on this path)\n", tsys, treq, tsync);
-		if (m > 0)
-			printf("  predicted break-even M > %.2f, measured break-even "
-			       "batch = %d\n", m, breakeven);
-		else
-			printf("  predicted: never (per-request cost >= Tsys); measured "
-			       "break-even batch = %d\n", breakeven);
-		/* The paper's model charges one Tsys per batch; the refined
-		 * one (harness.h) an enter per batch and a cost per op. */
-		struct bench_refined rm = bench_refined_model(cs[RAW].best[0],
-				cs[RAW].best[NB - 1], tsys, treq + tsync);
-		printf("Refined model: Tenter=%.1f (one io_uring_enter) Top=%.1f (kernel "
-		       "work per op): M > Tenter / (Tsys - Top - Treq - Tsync) = ",
-		       rm.tenter, rm.top);
-		if (rm.pays)
-			printf("%.2f\n", rm.m);
-		else
-			printf("never\n");
-		int b32 = 5;
-		printf("Targets: uring/sync at batch 32 = %.2f (<= 0.5), xsc/raw "
-		       "overhead at batch 32 = %+.1f%% (<= 10%%), break-even = %d (<= 2)\n",
-		       cs[URING].best[b32] / cs[SYNC].best[b32],
-		       100.0 * (cs[URING].best[b32] / cs[RAW].best[b32] - 1), breakeven);
-		printf("uring crossings per call at batch 256: %.4f (sync: 1)\n",
-		       cs[URING].cross[NB - 1]);
-	}
+/* The WSC cost model and the refined one against the measured
+ * break-even, and the targets (needs the uring configuration). */
+static void print_model(struct cfgstate *cs, int breakeven)
+{
+	double treq, tsync, tsys = cs[SYNC].best[0];
+
+	model_parts(&cs[URING], &treq, &tsync);
+	double m = bench_wsc_m(tsys, treq + tsync);
+	printf("\nWSC cost model (ns): Tsys=%.1f Treq=%.1f Tsync=%.1f Tgen=0 "
+	       "Tsched=0 (no thread per call on this path)\n", tsys, treq, tsync);
+	if (m > 0)
+		printf("  predicted break-even M > %.2f, measured break-even "
+		       "batch = %d\n", m, breakeven);
+	else
+		printf("  predicted: never (per-request cost >= Tsys); measured "
+		       "break-even batch = %d\n", breakeven);
+	/* The paper's model charges one Tsys per batch; the refined
+	 * one (harness.h) an enter per batch and a cost per op. */
+	struct bench_refined rm = bench_refined_model(cs[RAW].best[0],
+			cs[RAW].best[NB - 1], tsys, treq + tsync);
+	printf("Refined model: Tenter=%.1f (one io_uring_enter) Top=%.1f (kernel "
+	       "work per op): M > Tenter / (Tsys - Top - Treq - Tsync) = ",
+	       rm.tenter, rm.top);
+	if (rm.pays)
+		printf("%.2f\n", rm.m);
+	else
+		printf("never\n");
+	int b32 = 5;
+	printf("Targets: uring/sync at batch 32 = %.2f (<= 0.5), xsc/raw "
+	       "overhead at batch 32 = %+.1f%% (<= 10%%), break-even = %d (<= 2)\n",
+	       cs[URING].best[b32] / cs[SYNC].best[b32],
+	       100.0 * (cs[URING].best[b32] / cs[RAW].best[b32] - 1), breakeven);
+	printf("uring crossings per call at batch 256: %.4f (sync: 1)\n",
+	       cs[URING].cross[NB - 1]);
+}
+
+int xsc_bench_null(int argc, char **argv)
+{
+	struct bench_opts o;
+	struct cfgstate cs[NCFG];
+	int rc;
+	long calls;
+
+	if (!bench_args(argc, argv, &o, usage, &rc))
+		return rc;
+	calls = o.quick ? 20000 : 200000;
+	memset(cs, 0, sizeof(cs));
+	bench_pin(0);
+	open_all(cs);
+	run_rounds(cs, &o, calls);
+
+	FILE *f = bench_csv_open(&o, "null", "batch,sync,inline,worker-same,"
+				 "worker-other,uring,raw-uring,sqpoll-same,sqpoll-other,"
+				 "uring-crossings-per-call");
+	printf("Null-call cost, ns per call (best of %d rounds; %ld calls each)\n",
+	       o.rounds, calls);
+	int breakeven = print_table(cs, f);
+	if (cs[URING].ok)
+		print_model(cs, breakeven);
 	int ok = f && bench_csv_close(&o, "null", f, true) == 0;
 	if (ok)
 		bench_plot(&o, "null",
@@ -314,11 +343,7 @@ int xsc_bench_null(int argc, char **argv)
 			   "set logscale xy 2\nset xlabel 'batch size'\n"
 			   "set ylabel 'ns per call'\n"
 			   "plot for [c=2:9] DIR.'/null.csv' using 1:c with linespoints lw 2");
-	for (int k = 0; k < NCFG; k++)
-		if (cs[k].ok && cs[k].x)
-			xsc_close(cs[k].x);
-	if (cs[RAW].ok)
-		io_uring_queue_exit(&cs[RAW].ring);
+	close_all(cs);
 	printf("wrote %s/null.csv and %s/null.png\n", o.out, o.out);
 	return ok ? 0 : 1;
 }

@@ -279,43 +279,55 @@ static int count_entries(const struct ctx *c, pid_t pid, int srv, const int *th,
 	return 0;
 }
 
-int xsc_bench_oltp(int argc, char **argv)
-{
-	static const int full[] = { 1, 4, 16, 64 }, quick[] = { 4, 64 };
+/* What the rounds found: best[w][s][k] of workload w on server s at th[k]
+ * client threads, and the kernel entries per transaction (counted with
+ * method; NULL: not counted). */
+struct results {
+	const int *th;
+	int nt;
 	struct res best[NWL][NSRV][MAXT];
 	struct bench_per_op ent[NSRV][NWL][MAXT];
-	const char *method = NULL;
-	char lib[1200], out[16384], path[PATH_MAX + 64], num[32];
-	struct ctx c;
-	int i, nt, ok = 0;
-	int64_t t0;
+	const char *method;
+};
 
-	memset(&c, 0, sizeof(c));
-	memset(best, 0, sizeof(best));
-	memset(ent, 0, sizeof(ent));
+/* Options into c (ours, --duration, taken out of argv before
+ * bench_parse sees it); -1 to go on, else the exit status. */
+static int parse_args(struct ctx *c, int argc, char **argv)
+{
+	bool rounds_given = false;
+	int i;
+
 	for (i = 1; i < argc; i++)	/* our own option first */
 		if (!strcmp(argv[i], "--duration") && i + 1 < argc) {
-			c.dur = atoi(argv[i + 1]);
+			c->dur = atoi(argv[i + 1]);
 			memmove(&argv[i], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(*argv));
 			argc -= 2;
 			break;
 		}
-	bool rounds_given = false;
 	for (int k = 1; k < argc; k++)
 		rounds_given |= !strcmp(argv[k], "--rounds");
-	i = bench_parse(argc, argv, &c.o, usage);
+	i = bench_parse(argc, argv, &c->o, usage);
 	if (i == -2)
 		return 0;
-	if (i < 0 || i < argc || c.dur < 0 || c.dur > 600) {
+	if (i < 0 || i < argc || c->dur < 0 || c->dur > 600) {
 		fprintf(stderr, "xsc bench oltp: bad arguments\n%s", usage);
 		return 2;
 	}
 	if (!rounds_given)
-		c.o.rounds = 2;
-	if (!c.dur)
-		c.dur = c.o.quick ? 2 : 5;
-	c.tables = c.o.quick ? 2 : 4;
-	c.rows = c.o.quick ? 2000 : 10000;
+		c->o.rounds = 2;
+	if (!c->dur)
+		c->dur = c->o.quick ? 2 : 5;
+	c->tables = c->o.quick ? 2 : 4;
+	c->rows = c->o.quick ? 2000 : 10000;
+	return -1;
+}
+
+/* The programs the experiment runs: 0, or 2 with a message naming the
+ * package that is missing. */
+static int find_programs(void)
+{
+	char lib[1200];
+
 	if (access("/usr/sbin/mariadbd", X_OK) || system("command -v mariadb-install-db "
 							 ">/dev/null 2>&1")) {
 		fprintf(stderr, "xsc bench oltp: mariadbd not found; install the Debian "
@@ -333,99 +345,116 @@ int xsc_bench_oltp(int argc, char **argv)
 			"build?) or installed\n");
 		return 2;
 	}
-	ssize_t n = readlink("/proc/self/exe", c.self, sizeof(c.self) - 1);
-	if (n <= 0)
-		return 1;
-	c.self[n] = 0;
-	c.user = geteuid() == 0 ? "mysql" : NULL;
-	c.srv_cpu = 0;
-	c.cli_cpu = bench_ncpu() > 1 ? 1 : 0;
-	const int *th = c.o.quick ? quick : full;
-	nt = c.o.quick ? 2 : 4;
-	signal(SIGPIPE, SIG_IGN);
-	if (prepare(&c))
-		goto out;
-	printf("%d s per run, %d rounds, %d tables x %d rows, MariaDB on core %d, "
-	       "sysbench on core %d\n", c.dur, c.o.rounds, c.tables, c.rows, c.srv_cpu,
-	       c.cli_cpu);
-	t0 = bench_now_ns();
-	for (int r = 0, step = 0; r < c.o.rounds; r++)
-		for (int s = 0; s < NSRV; s++, step++) {
-			bench_progress("bench oltp", step, c.o.rounds * NSRV, t0);
-			pid_t pid = start_server(&c, s == XRUN);
-			if (pid < 0)
-				goto out;
-			for (int w = 0; w < NWL; w++)
-				for (int k = 0; k < nt; k++) {
-					struct res res = { 0 };
-					long a = bench_tree_ticks(pid);
-					int rc = sysbench(&c, w, "run", th[k], out, sizeof(out));
-					long b = bench_tree_ticks(pid);
-					if (rc != 0 || parse(out, &res) || a < 0 || b < 0) {
-						fprintf(stderr, "bench oltp: %s %s at %d threads "
-							"failed (exit %d):\n%.2000s\n", srv_name[s],
-							wl_name[w], th[k], rc, out);
-						stop_server(pid);
-						goto out;
-					}
-					res.cpu_us = (double)(b - a) * 1e6 /
-						     (double)sysconf(_SC_CLK_TCK) /
-						     (res.tps * c.dur);
-					keep(&best[w][s][k], &res);
-				}
-			if (r == c.o.rounds - 1 &&
-			    count_entries(&c, pid, s, th, nt, ent[s], &method)) {
+	return 0;
+}
+
+/* The timed runs of server s (started as pid): every workload at every
+ * thread count, each kept in R->best if it beats the rounds before.
+ * -1 (the server stopped) when a sysbench run failed. */
+static int timed_runs(const struct ctx *c, pid_t pid, int s, struct results *R)
+{
+	char out[16384];
+
+	for (int w = 0; w < NWL; w++)
+		for (int k = 0; k < R->nt; k++) {
+			struct res res = { 0 };
+			long a = bench_tree_ticks(pid);
+			int rc = sysbench(c, w, "run", R->th[k], out, sizeof(out));
+			long b = bench_tree_ticks(pid);
+			if (rc != 0 || parse(out, &res) || a < 0 || b < 0) {
+				fprintf(stderr, "bench oltp: %s %s at %d threads "
+					"failed (exit %d):\n%.2000s\n", srv_name[s],
+					wl_name[w], R->th[k], rc, out);
 				stop_server(pid);
-				goto out;
+				return -1;
+			}
+			res.cpu_us = (double)(b - a) * 1e6 / (double)sysconf(_SC_CLK_TCK) /
+				     (res.tps * c->dur);
+			keep(&R->best[w][s][k], &res);
+		}
+	return 0;
+}
+
+/* Every round: each server started in turn, its timed runs, and in the
+ * last round its entries counted; 0 or -1. */
+static int rounds(const struct ctx *c, struct results *R)
+{
+	int64_t t0 = bench_now_ns();
+
+	for (int r = 0, step = 0; r < c->o.rounds; r++)
+		for (int s = 0; s < NSRV; s++, step++) {
+			bench_progress("bench oltp", step, c->o.rounds * NSRV, t0);
+			pid_t pid = start_server(c, s == XRUN);
+			if (pid < 0 || timed_runs(c, pid, s, R))
+				return -1;
+			if (r == c->o.rounds - 1 &&
+			    count_entries(c, pid, s, R->th, R->nt, R->ent[s], &R->method)) {
+				stop_server(pid);
+				return -1;
 			}
 			int st = stop_server(pid);
 			if (st != 0) {
 				fprintf(stderr, "bench oltp: %s did not shut down cleanly "
 					"(status %d)\n", srv_name[s], st);
-				goto out;
+				return -1;
 			}
 		}
 	bench_progress_done();
+	return 0;
+}
+
+/* The table of every run, then the ratios of xsc run to native, then
+ * the target. */
+static void print_results(const struct ctx *c, const struct results *R)
+{
+	char num[32];
+
 	printf("%-16s %8s  %-16s %12s %10s %14s %8s %14s  %s\n", "workload", "threads",
 	       "server", "trans/s", "p95 ms", "cpu us/trans", "errors", "entries/trans",
 	       "top calls per transaction");
 	for (int w = 0; w < NWL; w++)
-		for (int k = 0; k < nt; k++)
+		for (int k = 0; k < R->nt; k++)
 			for (int s = 0; s < NSRV; s++) {
-				struct res *r = &best[w][s][k];
+				const struct res *r = &R->best[w][s][k];
 				printf("%-16s %8d  %-16s %12.1f %10.2f %14.1f %8ld %s  %s\n",
-				       wl_name[w], th[k], srv_name[s], r->tps, r->p95_ms,
+				       wl_name[w], R->th[k], srv_name[s], r->tps, r->p95_ms,
 				       r->cpu_us, r->errors,
-				       bench_per_op_num(&ent[s][w][k], 14, num, sizeof(num)),
-				       ent[s][w][k].text);
+				       bench_per_op_num(&R->ent[s][w][k], 14, num, sizeof(num)),
+				       R->ent[s][w][k].text);
 			}
-	if (method)
+	if (R->method)
 		printf("entries/trans: system call entries of the server's threads per "
 		       "transaction (calls trapped with SIGSYS included), counted with "
 		       "%s in one more %d s run of each, apart from the timed runs; then "
-		       "the calls that make most of them\n", method, c.dur);
+		       "the calls that make most of them\n", R->method, c->dur);
 	printf("\nmariadb+xsc-run / mariadb:\n%-16s %8s %10s %10s %12s %14s\n", "workload",
 	       "threads", "trans/s", "p95", "cpu/trans", "entries/trans");
 	for (int w = 0; w < NWL; w++)
-		for (int k = 0; k < nt; k++) {
-			struct res *x = &best[w][XRUN][k], *y = &best[w][NATIVE][k];
-			struct bench_per_op *ex = &ent[XRUN][w][k], *ey = &ent[NATIVE][w][k];
-			printf("%-16s %8d %10.2f %10.2f %12.2f", wl_name[w], th[k],
+		for (int k = 0; k < R->nt; k++) {
+			const struct res *x = &R->best[w][XRUN][k], *y = &R->best[w][NATIVE][k];
+			const struct bench_per_op *ex = &R->ent[XRUN][w][k],
+						  *ey = &R->ent[NATIVE][w][k];
+			printf("%-16s %8d %10.2f %10.2f %12.2f", wl_name[w], R->th[k],
 			       x->tps / y->tps, x->p95_ms / y->p95_ms, x->cpu_us / y->cpu_us);
 			if (ex->ok && ey->ok && ey->entries > 0)
 				printf(" %14.2f\n", ex->entries / ey->entries);
 			else
 				printf(" %14s\n", "n/a");
 		}
-	for (int k = 0; k < nt; k++)
-		if (th[k] == 64) {
-			double q = best[RO][XRUN][k].tps / best[RO][NATIVE][k].tps;
-			long e = best[RO][XRUN][k].errors;
+	for (int k = 0; k < R->nt; k++)
+		if (R->th[k] == 64) {
+			double q = R->best[RO][XRUN][k].tps / R->best[RO][NATIVE][k].tps;
+			long e = R->best[RO][XRUN][k].errors;
 			printf("\ntarget: oltp_read_only at 64 threads >= 1.10x native "
 			       "transactions/s with no errors (%.2fx, %ld errors: %s)\n", q, e,
 			       q >= 1.1 && !e ? "met" : "not met");
 		}
-	FILE *f = bench_csv_open(&c.o, "oltp", "threads,"
+}
+
+/* DIR/oltp.csv, a row per thread count; 0 or -1. */
+static int write_csv(const struct ctx *c, const struct results *R)
+{
+	FILE *f = bench_csv_open(&c->o, "oltp", "threads,"
 		"ro mariadb trans/s,ro mariadb+xsc-run trans/s,"
 		"rw mariadb trans/s,rw mariadb+xsc-run trans/s,"
 		"ro mariadb p95 ms,ro mariadb+xsc-run p95 ms,"
@@ -437,37 +466,43 @@ int xsc_bench_oltp(int argc, char **argv)
 		"rw mariadb entries/trans,rw mariadb+xsc-run entries/trans,"
 		"ro mariadb top calls/trans,ro mariadb+xsc-run top calls/trans,"
 		"rw mariadb top calls/trans,rw mariadb+xsc-run top calls/trans");
+
 	if (!f)
-		goto out;
-	for (int k = 0; k < nt; k++) {
-		fprintf(f, "%d", th[k]);
+		return -1;
+	for (int k = 0; k < R->nt; k++) {
+		fprintf(f, "%d", R->th[k]);
 		for (int w = 0; w < NWL; w++)
 			for (int s = 0; s < NSRV; s++)
-				fprintf(f, ",%.1f", best[w][s][k].tps);
+				fprintf(f, ",%.1f", R->best[w][s][k].tps);
 		for (int w = 0; w < NWL; w++)
 			for (int s = 0; s < NSRV; s++)
-				fprintf(f, ",%.2f", best[w][s][k].p95_ms);
+				fprintf(f, ",%.2f", R->best[w][s][k].p95_ms);
 		for (int w = 0; w < NWL; w++)
 			for (int s = 0; s < NSRV; s++)
-				fprintf(f, ",%.1f", best[w][s][k].cpu_us);
-		fprintf(f, ",%ld,%ld", best[RO][XRUN][k].errors, best[RW][XRUN][k].errors);
+				fprintf(f, ",%.1f", R->best[w][s][k].cpu_us);
+		fprintf(f, ",%ld,%ld", R->best[RO][XRUN][k].errors, R->best[RW][XRUN][k].errors);
 		for (int w = 0; w < NWL; w++)
 			for (int s = 0; s < NSRV; s++)
-				bench_per_op_csv_num(f, &ent[s][w][k]);
+				bench_per_op_csv_num(f, &R->ent[s][w][k]);
 		for (int w = 0; w < NWL; w++)
 			for (int s = 0; s < NSRV; s++)
-				bench_per_op_csv_text(f, &ent[s][w][k]);
+				bench_per_op_csv_text(f, &R->ent[s][w][k]);
 		fprintf(f, "\n");
 	}
-	if (bench_csv_close(&c.o, "oltp", f, true))
-		goto out;
+	return bench_csv_close(&c->o, "oltp", f, true) ? -1 : 0;
+}
+
+/* DIR/oltp-{throughput,latency,entries}.png (entries: when counted). */
+static void plots(const struct ctx *c, const struct results *R)
+{
 	/* the first of the four columns of each (the CSV's header above) */
 	static const char *const what[][3] = {
 		{ "throughput", "transactions/s", "2" },
 		{ "latency", "95th percentile latency, ms", "6" },
 		{ "entries", "kernel entries per transaction", "16" },
 	};
-	for (int p = 0; p < (method ? 3 : 2); p++) {
+
+	for (int p = 0; p < (R->method ? 3 : 2); p++) {
 		char script[1024], png[64];
 		int lo = atoi(what[p][2]);
 		snprintf(png, sizeof(png), "oltp-%s", what[p][0]);
@@ -477,10 +512,49 @@ int xsc_bench_oltp(int argc, char **argv)
 			 "set ylabel '%s'\nset yrange [0:*]\n"
 			 "plot for [c=%d:%d] DIR.'/oltp.csv' using 1:c title columnhead(c) "
 			 "with linespoints lw 2", what[p][1], what[p][1], lo, lo + 3);
-		bench_plot(&c.o, png, script);
+		bench_plot(&c->o, png, script);
 	}
-	printf("wrote %s/oltp.csv and %s/oltp-{throughput,latency%s}.png\n", c.o.out,
-	       c.o.out, method ? ",entries" : "");
+	printf("wrote %s/oltp.csv and %s/oltp-{throughput,latency%s}.png\n", c->o.out,
+	       c->o.out, R->method ? ",entries" : "");
+}
+
+int xsc_bench_oltp(int argc, char **argv)
+{
+	static const int full[] = { 1, 4, 16, 64 }, quick[] = { 4, 64 };
+	struct results R;
+	char path[PATH_MAX + 64];
+	struct ctx c;
+	int rc, ok = 0;
+
+	memset(&c, 0, sizeof(c));
+	memset(&R, 0, sizeof(R));
+	rc = parse_args(&c, argc, argv);
+	if (rc >= 0)
+		return rc;
+	rc = find_programs();
+	if (rc)
+		return rc;
+	ssize_t n = readlink("/proc/self/exe", c.self, sizeof(c.self) - 1);
+	if (n <= 0)
+		return 1;
+	c.self[n] = 0;
+	c.user = geteuid() == 0 ? "mysql" : NULL;
+	c.srv_cpu = 0;
+	c.cli_cpu = bench_ncpu() > 1 ? 1 : 0;
+	R.th = c.o.quick ? quick : full;
+	R.nt = c.o.quick ? 2 : 4;
+	signal(SIGPIPE, SIG_IGN);
+	if (prepare(&c))
+		goto out;
+	printf("%d s per run, %d rounds, %d tables x %d rows, MariaDB on core %d, "
+	       "sysbench on core %d\n", c.dur, c.o.rounds, c.tables, c.rows, c.srv_cpu,
+	       c.cli_cpu);
+	if (rounds(&c, &R))
+		goto out;
+	print_results(&c, &R);
+	if (write_csv(&c, &R))
+		goto out;
+	plots(&c, &R);
 	ok = 1;
 out:
 	if (c.dir[0]) {

@@ -296,27 +296,24 @@ static void plot(const struct bench_opts *o, struct pstate *ps)
 	free(s);
 }
 
-int xsc_bench_pollution(int argc, char **argv)
+/* Options: ours (--ws, --calibrate) taken out before bench_parse sees
+ * the rest; -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct bench_opts *o, long *ws_kib,
+		      long *calib)
 {
-	struct bench_opts o;
-	struct pstate *ps;
-	long ws_kib = 512, calib = 0;
-	char path[] = "/var/tmp/xsc-pollution.XXXXXX";
-	int ncpu = bench_ncpu(), other = ncpu > 1 ? 1 : 0, ret = 1;
 	char *rest[argc + 1];
 	int nrest = 0;
 
-	/* bench_parse refuses options it does not know: take ours out first. */
 	for (int a = 0; a < argc; a++) {
 		if (!strcmp(argv[a], "--ws") && a + 1 < argc)
-			ws_kib = atol(argv[++a]);
+			*ws_kib = atol(argv[++a]);
 		else if (!strcmp(argv[a], "--calibrate") && a + 1 < argc)
-			calib = atol(argv[++a]);
+			*calib = atol(argv[++a]);
 		else
 			rest[nrest++] = argv[a];
 	}
 	rest[nrest] = NULL;
-	int i = bench_parse(nrest, rest, &o, usage);
+	int i = bench_parse(nrest, rest, o, usage);
 	if (i < 0)
 		return i == -2 ? 0 : 2;
 	if (i < nrest) {
@@ -324,10 +321,83 @@ int xsc_bench_pollution(int argc, char **argv)
 			rest[i], usage);
 		return 2;
 	}
-	if (ws_kib < 4 || (ws_kib & (ws_kib - 1))) {
+	if (*ws_kib < 4 || (*ws_kib & (*ws_kib - 1))) {
 		fprintf(stderr, "xsc bench pollution: --ws must be a power of two >= 4\n");
 		return 2;
 	}
+	return -1;
+}
+
+/* Every round: at each interval K, the work alone and with each call on
+ * each configuration, total_insn instructions of work each. */
+static void rounds(struct pstate *ps, const struct bench_opts *o, double total_insn)
+{
+	int64_t t0 = bench_now_ns();
+	int steps = o->rounds * NK, step = 0;
+
+	for (int r = 0; r < o->rounds; r++)
+		for (int k = 0; k < NK; k++, step++) {
+			long units = (long)(kinsn[k] / INSN_PER_UNIT + 0.5);
+			long segs = (long)(total_insn / kinsn[k]);
+			bench_progress("bench pollution", step, steps, t0);
+			keep(&ps->best[NUL][NONE][k], run(ps, NUL, NONE, units, segs));
+			for (int c = 0; c < NCALL; c++)
+				for (int g = SYNC; g < NCFG; g++)
+					if (g == SYNC || ps->x[g])
+						keep(&ps->best[c][g][k],
+						     run(ps, c, g, units, segs));
+		}
+	bench_progress_done();
+}
+
+/* What was measured and how, the table, the notes under it, the CSV and
+ * the plot; 0, or 1 when the CSV could not be written. */
+static int results(struct pstate *ps, const struct bench_opts *o, double ghz,
+		   double total_insn, long ws_kib)
+{
+	const char *why = counters();
+
+	printf("User-work slowdown from interleaved syscalls (best of %d rounds; "
+	       "%.0fM instructions of work per measurement; working set %ld KiB)\n",
+	       o->rounds, total_insn / 1e6, ws_kib);
+	printf("Hardware counters: %s%s.  Measured instead: TSC time (%.0f MHz) "
+	       "of the user work alone; 1 step = %.0f instructions (callgrind).\n",
+	       why ? "unavailable, perf_event_open(cycles): " : "available but not "
+	       "used (the slowdown is the IPC drop)", why ? why : "", ghz * 1000,
+	       INSN_PER_UNIT);
+	FILE *f = bench_csv_open(o, "pollution", "k_insn,units,call,config,work_ns,"
+				 "base_work_ns,user_slowdown_pct,other_ns_per_call,"
+				 "whole_run_slowdown_pct,crossings_per_call");
+	report(ps, f, ghz);
+	printf("* ns/call = time per call outside the work segments on this core "
+	       "(the call, or posting + reaping for xsc).\n"
+	       "null on io_uring = IORING_OP_NOP; pwrite on io_uring = write() at "
+	       "the file position (pwrite64 runs on xsc's syscall threads).\n"
+	       "cross/call near 1 on io_uring pwrite rows: buffered writes answer "
+	       "RWF_NOWAIT with -EAGAIN here, and xsc then checks the fd with fcntl "
+	       "and resubmits (src/uring.c, xsc__nowait_done).\n"
+	       "Paper (Core i7, user-mode IPC): Xalan -65%% at a pwrite every "
+	       "1,000-2,000 instructions; 20-60%% at the rates of server workloads; "
+	       "SPEC-JBB -45%%.\n");
+	if (!f || bench_csv_close(o, "pollution", f, true) != 0)
+		return 1;
+	plot(o, ps);
+	printf("wrote %s/pollution.csv\n", o->out);
+	return 0;
+}
+
+int xsc_bench_pollution(int argc, char **argv)
+{
+	struct bench_opts o;
+	struct pstate *ps;
+	long ws_kib = 512, calib = 0;
+	char path[] = "/var/tmp/xsc-pollution.XXXXXX";
+	int ncpu = bench_ncpu(), other = ncpu > 1 ? 1 : 0;
+	int ret = parse_args(argc, argv, &o, &ws_kib, &calib);
+
+	if (ret >= 0)
+		return ret;
+	ret = 1;
 	size_t ws = (size_t)ws_kib << 10;
 	table = mmap(NULL, ws, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ps = calloc(1, sizeof(*ps));
@@ -356,54 +426,11 @@ int xsc_bench_pollution(int argc, char **argv)
 	double ghz = bench_tsc_per_ns(o.quick ? 20 : 100);
 	double total_insn = o.quick ? 3e6 : 40e6;
 
-	int64_t t0 = bench_now_ns();
-	int steps = o.rounds * NK, step = 0;
-	for (int r = 0; r < o.rounds; r++)
-		for (int k = 0; k < NK; k++, step++) {
-			long units = (long)(kinsn[k] / INSN_PER_UNIT + 0.5);
-			long segs = (long)(total_insn / kinsn[k]);
-			bench_progress("bench pollution", step, steps, t0);
-			keep(&ps->best[NUL][NONE][k], run(ps, NUL, NONE, units, segs));
-			for (int c = 0; c < NCALL; c++)
-				for (int g = SYNC; g < NCFG; g++)
-					if (g == SYNC || ps->x[g])
-						keep(&ps->best[c][g][k],
-						     run(ps, c, g, units, segs));
-		}
-	bench_progress_done();
-	if (ps->bad) {
+	rounds(ps, &o, total_insn);
+	if (ps->bad)
 		fprintf(stderr, "xsc bench pollution: a call returned a wrong result\n");
-		goto out_close;
-	}
-
-	const char *why = counters();
-	printf("User-work slowdown from interleaved syscalls (best of %d rounds; "
-	       "%.0fM instructions of work per measurement; working set %ld KiB)\n",
-	       o.rounds, total_insn / 1e6, ws_kib);
-	printf("Hardware counters: %s%s.  Measured instead: TSC time (%.0f MHz) "
-	       "of the user work alone; 1 step = %.0f instructions (callgrind).\n",
-	       why ? "unavailable, perf_event_open(cycles): " : "available but not "
-	       "used (the slowdown is the IPC drop)", why ? why : "", ghz * 1000,
-	       INSN_PER_UNIT);
-	FILE *f = bench_csv_open(&o, "pollution", "k_insn,units,call,config,work_ns,"
-				 "base_work_ns,user_slowdown_pct,other_ns_per_call,"
-				 "whole_run_slowdown_pct,crossings_per_call");
-	report(ps, f, ghz);
-	printf("* ns/call = time per call outside the work segments on this core "
-	       "(the call, or posting + reaping for xsc).\n"
-	       "null on io_uring = IORING_OP_NOP; pwrite on io_uring = write() at "
-	       "the file position (pwrite64 runs on xsc's syscall threads).\n"
-	       "cross/call near 1 on io_uring pwrite rows: buffered writes answer "
-	       "RWF_NOWAIT with -EAGAIN here, and xsc then checks the fd with fcntl "
-	       "and resubmits (src/uring.c, xsc__nowait_done).\n"
-	       "Paper (Core i7, user-mode IPC): Xalan -65%% at a pwrite every "
-	       "1,000-2,000 instructions; 20-60%% at the rates of server workloads; "
-	       "SPEC-JBB -45%%.\n");
-	ret = f && bench_csv_close(&o, "pollution", f, true) == 0 ? 0 : 1;
-	if (!ret) {
-		plot(&o, ps);
-		printf("wrote %s/pollution.csv\n", o.out);
-	}
+	else
+		ret = results(ps, &o, ghz, total_insn, ws_kib);
 out_close:
 	for (int g = 0; g < NCFG; g++)
 		if (ps->x[g])

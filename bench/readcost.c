@@ -300,58 +300,22 @@ static void print_and_csv(FILE *f, double ghz)
 	}
 }
 
-int xsc_bench_readcost(int argc, char **argv)
+/* Every round: each file, read n times on each path; the best of each
+ * kept.  True when a read did not return 0 (that row is dropped). */
+static bool rounds(struct xsc *x, struct io_uring *ring, const struct bench_opts *o,
+		   long n)
 {
-	struct bench_opts o;
-	struct xsc_config cfg;
-	struct xsc *x = NULL;
-	struct io_uring ring;
-	bool have_ring = false, failed = false;
-	int rc, ret = 1;
-
-	if (!bench_args(argc, argv, &o, usage, &rc))
-		return rc;
-	long n = o.quick ? 2048 : 32768;
-	bench_pin(0);
-	double ghz = bench_tsc_per_ns(o.quick ? 20 : 100);
-
-	xsc_config_init(&cfg);
-	cfg.backend = XSC_BACKEND_URING;
-	cfg.flags = XSC_NO_ENV | XSC_QUIET;
-	cfg.spin_ns = 0;
-	const char *why = "";
-	if (xsc_open(&x, &cfg) < 0 || xsc_route(x, SYS_read, &why) != XSC_BACKEND_URING) {
-		fprintf(stderr, "xsc bench read-cost: io_uring unavailable%s%s\n",
-			*why ? ": " : "", why);
-		goto out;
-	}
-	struct io_uring_params p = { .flags = IORING_SETUP_SINGLE_ISSUER |
-					      IORING_SETUP_COOP_TASKRUN };
-	if (io_uring_queue_init_params(256, &ring, &p) < 0) {
-		fprintf(stderr, "xsc bench read-cost: io_uring_queue_init failed\n");
-		goto out;
-	}
-	have_ring = true;
-	io_uring_register_ring_fd(&ring);	/* as xsc does */
-	for (int t = 0; t < NT; t++) {
-		int err = setup(&targets[t]);
-		targets[t].ok = !err;
-		for (int k = 0; k < NCFG; k++)
-			targets[t].best[k] = 1e300;
-		if (err)
-			fprintf(stderr, "read-cost: %s skipped: %s\n", targets[t].name,
-				strerror(-err));
-	}
-
 	int64_t t0 = bench_now_ns();
-	for (int r = 0; r < o.rounds; r++)
+	bool failed = false;
+
+	for (int r = 0; r < o->rounds; r++)
 		for (int t = 0; t < NT; t++) {
 			struct target *g = &targets[t];
-			bench_progress("bench read-cost", r * NT + t, o.rounds * NT, t0);
+			bench_progress("bench read-cost", r * NT + t, o->rounds * NT, t0);
 			if (!g->ok)
 				continue;
 			double v[NCFG] = { run_sync(g->fd, n), run_xsc(x, g->fd, n),
-					   run_raw(&ring, g->fd, n) };
+					   run_raw(ring, g->fd, n) };
 			for (int k = 0; k < NCFG; k++) {
 				if (v[k] < 0) {
 					fprintf(stderr, "read-cost: %s via %s: a read did "
@@ -364,39 +328,66 @@ int xsc_bench_readcost(int argc, char **argv)
 			}
 		}
 	bench_progress_done();
+	return failed;
+}
 
+/* The table, the CSV and the plot; 0, or 1 when the CSV could not be
+ * written or a read went wrong (then no CSV is left behind). */
+static int report(const struct bench_opts *o, double ghz, long n, bool failed)
+{
 	printf("Empty read(fd, buf, 0): TSC ticks and ns per call (best of %d "
-	       "rounds x %ld calls; io_uring batches of %d)\n", o.rounds, n, BATCH);
+	       "rounds x %ld calls; io_uring batches of %d)\n", o->rounds, n, BATCH);
 	printf("TSC: %.0f MHz (ticks, not core cycles: no hardware counters "
 	       "here).  Paper: 500 MHz Pentium, core cycles, user space vs a "
 	       "kernel module calling read().\n", ghz * 1000);
-	FILE *f = bench_csv_open(&o, "read-cost", "file,fs,sync_ticks,xsc_uring_ticks,"
+	FILE *f = bench_csv_open(o, "read-cost", "file,fs,sync_ticks,xsc_uring_ticks,"
 				 "raw_uring_ticks,sync_ns,xsc_uring_ns,raw_uring_ns,"
 				 "xsc_over_sync,raw_over_sync,paper_user_ticks,"
 				 "paper_kernel_ticks");
 	print_and_csv(f, ghz);
 	printf("io_uring runs a read inline only where the file supports "
 	       "non-blocking attempts; other files go to io_uring worker threads.\n");
-	/* A run with a wrong result leaves no CSV behind. */
-	ret = f && bench_csv_close(&o, "read-cost", f, !failed) == 0 && !failed ? 0 : 1;
-	if (!ret) {
-		bench_plot(&o, "read-cost",
-			   "set title 'Empty read() per file type (xsc bench read-cost)'\n"
-			   "set style data histogram\nset style histogram cluster gap 1\n"
-			   "set style fill solid 0.8 border -1\nset logscale y\n"
-			   "set xtics rotate by -35\nset ylabel 'ns per call (log)'\n"
-			   "set bmargin 8\nset rmargin 12\n"
-			   "plot DIR.'/read-cost.csv' using 6:xtic(1) title 'sync read()', "
-			   "'' using 7 title 'xsc uring (batch 32)', "
-			   "'' using 8 title 'raw liburing (batch 32)'");
-		printf("wrote %s/read-cost.csv\n", o.out);
+	if (!f || bench_csv_close(o, "read-cost", f, !failed) != 0 || failed)
+		return 1;
+	bench_plot(o, "read-cost",
+		   "set title 'Empty read() per file type (xsc bench read-cost)'\n"
+		   "set style data histogram\nset style histogram cluster gap 1\n"
+		   "set style fill solid 0.8 border -1\nset logscale y\n"
+		   "set xtics rotate by -35\nset ylabel 'ns per call (log)'\n"
+		   "set bmargin 8\nset rmargin 12\n"
+		   "plot DIR.'/read-cost.csv' using 6:xtic(1) title 'sync read()', "
+		   "'' using 7 title 'xsc uring (batch 32)', "
+		   "'' using 8 title 'raw liburing (batch 32)'");
+	printf("wrote %s/read-cost.csv\n", o->out);
+	return 0;
+}
+
+int xsc_bench_readcost(int argc, char **argv)
+{
+	struct bench_opts o;
+	struct bench_uring_pair u;
+	int rc, ret = 1;
+
+	if (!bench_args(argc, argv, &o, usage, &rc))
+		return rc;
+	long n = o.quick ? 2048 : 32768;
+	bench_pin(0);
+	double ghz = bench_tsc_per_ns(o.quick ? 20 : 100);
+	if (bench_uring_pair_open(&u, 0, SYS_read, 256, "xsc bench read-cost"))
+		goto out;
+	for (int t = 0; t < NT; t++) {
+		int err = setup(&targets[t]);
+		targets[t].ok = !err;
+		for (int k = 0; k < NCFG; k++)
+			targets[t].best[k] = 1e300;
+		if (err)
+			fprintf(stderr, "read-cost: %s skipped: %s\n", targets[t].name,
+				strerror(-err));
 	}
+	ret = report(&o, ghz, n, rounds(u.x, &u.ring, &o, n));
 	for (int t = 0; t < NT; t++)
 		teardown(&targets[t]);
 out:
-	if (have_ring)
-		io_uring_queue_exit(&ring);
-	if (x)
-		xsc_close(x);
+	bench_uring_pair_close(&u);
 	return ret;
 }

@@ -343,80 +343,41 @@ static const char usage[] =
 	"  break-even batch M predicted by eq. (5) and the one measured.\n"
 	"  Writes DIR/wsc-model.csv.\n";
 
-int xsc_bench_wscmodel(int argc, char **argv)
-{
-	struct bench_opts o;
-	struct xsc_config cfg;
-	struct xsc *x = NULL;
-	struct io_uring ring;
+/* The measured terms (q) and the per-call cost at each batch size:
+ * sync, xsc's uring executor, raw liburing; TSC ticks. */
+struct meas {
 	double q[NQ], sb[NB], ub[NB], rb[NB];
-	bool bad = false, have_ring = false;
-	int rc, ret = 1;
+};
 
-	if (!bench_args(argc, argv, &o, usage, &rc))
-		return rc;
-	bench_pin(0);
-	double ghz = bench_tsc_per_ns(o.quick ? 20 : 100);
-	xsc_config_init(&cfg);
-	cfg.backend = XSC_BACKEND_URING;
-	cfg.flags = XSC_NO_ENV | XSC_QUIET;
-	cfg.npages = 4;		/* 256 entries: the largest batch */
-	cfg.spin_ns = 0;
-	const char *why = "";
-	if (xsc_open(&x, &cfg) < 0 || xsc_route(x, XSC_NR_NOP, &why) != XSC_BACKEND_URING) {
-		fprintf(stderr, "xsc bench wsc-model: io_uring unavailable%s%s\n",
-			*why ? ": " : "", why);
-		goto out;
-	}
-	struct io_uring_params p = { .flags = IORING_SETUP_SINGLE_ISSUER |
-					      IORING_SETUP_COOP_TASKRUN };
-	if (io_uring_queue_init_params(1024, &ring, &p) < 0)
-		goto out;
-	have_ring = true;
-	io_uring_register_ring_fd(&ring);	/* as xsc does */
-#ifdef HAVE_FIBER
-	xsc__stack_thread_init();
-#endif
-	for (int k = 0; k < NQ; k++)
-		q[k] = 1e300;
-	for (int b = 0; b < NB; b++)
-		sb[b] = ub[b] = rb[b] = 1e300;
-	int64_t t0 = bench_now_ns();
-	for (int r = 0; r < o.rounds && !bad; r++) {
-		bench_progress("bench wsc-model", r, o.rounds, t0);
-		round_once(x, &ring, o.quick, q, sb, ub, rb, &bad);
-	}
-	bench_progress_done();
-	if (bad) {
-		fprintf(stderr, "xsc bench wsc-model: a measurement failed\n");
-		goto out_fini;
-	}
-#ifndef HAVE_FIBER
-	q[GEN_FIB] = q[SCHED_FIB] = 0;
-#endif
-
-	FILE *f = bench_csv_open(&o, "wsc-model", "quantity,variant,ns,ticks");
-	printf("WSC cost model (best of %d rounds; TSC %.0f MHz, ticks are TSC "
-	       "ticks, not core cycles)\n", o.rounds, ghz * 1000);
+/* The terms as measured, beside the paper's. */
+static void print_terms(FILE *f, const struct meas *m, double ghz)
+{
 	printf("  %-8s %-18s %12s %12s   %s\n", "term", "variant", "ns", "ticks",
 	       "paper, Core Duo 1.62 GHz (clocks)");
 	for (int k = 0; k < NQ; k++) {
 		char paper[32];
 		snprintf(paper, sizeof(paper), "%d", paper_cd[k]);
-		if (q[k] > 0)
-			row(f, q_name[k][0], q_name[k][1], q[k] / ghz, q[k], paper);
+		if (m->q[k] > 0)
+			row(f, q_name[k][0], q_name[k][1], m->q[k] / ghz, m->q[k], paper);
 	}
-	/* eq. (5), three ways; the measured one is the batch path's. */
+}
+
+/* eq. (5), three ways, the refined model, and the break-even measured on
+ * the batch path. */
+static void print_breakeven(FILE *f, const struct meas *m, double ghz)
+{
+	const double *q = m->q;
 	double sys = q[SYS];
 	double m_pt = bench_wsc_m(sys, q[GEN_PT] + q[SCHED_PT] + q[SYNC_MUTEX] + q[REQ]);
 	double m_fib = bench_wsc_m(sys, q[GEN_FIB] + q[SCHED_FIB] + q[SYNC_CHECK] + q[REQ]);
 	double m_b = bench_wsc_m(sys, q[SYNC_REAP] + q[REQ]);
-	struct bench_refined rm = bench_refined_model(rb[0], rb[NB - 1], sys,
+	struct bench_refined rm = bench_refined_model(m->rb[0], m->rb[NB - 1], sys,
 						      q[REQ] + q[SYNC_REAP]);
 	double m_ref = rm.m, tenter = rm.tenter, top = rm.top;
 	int measured = 0;
+
 	for (int b = 0; b < NB && !measured; b++)
-		if (ub[b] < sb[b])
+		if (m->ub[b] < m->sb[b])
 			measured = batches[b];
 	printf("  break-even M, eq. (5) M > Tsys / (Tsys - (Tgen+Tsched+Tsync+Treq)):\n");
 	row(f, "M", "predicted-pthread", m_pt, m_pt, "1.42 (P4 1.24, Celeron 3.4)");
@@ -428,19 +389,80 @@ int xsc_bench_wscmodel(int argc, char **argv)
 	printf("  refined model: Tenter = %.1f ns (one io_uring_enter), Top = %.1f ns "
 	       "(kernel work per NOP), from raw liburing at batch 1 and 256\n",
 	       tenter / ghz, top / ghz);
+}
+
+/* The per-call cost at each batch size. */
+static void print_batches(FILE *f, const struct meas *m, double ghz)
+{
 	printf("\n  per-call cost, ns: %6s %9s %9s %9s\n", "batch", "sync", "xsc-uring",
 	       "raw-uring");
 	for (int b = 0; b < NB; b++) {
 		char v[16];
 		printf("                     %6d %9.1f %9.1f %9.1f\n", batches[b],
-		       sb[b] / ghz, ub[b] / ghz, rb[b] / ghz);
+		       m->sb[b] / ghz, m->ub[b] / ghz, m->rb[b] / ghz);
 		snprintf(v, sizeof(v), "batch=%d", batches[b]);
 		if (f) {
-			fprintf(f, "per-call-sync,%s,%.3f,%.2f\n", v, sb[b] / ghz, sb[b]);
-			fprintf(f, "per-call-xsc-uring,%s,%.3f,%.2f\n", v, ub[b] / ghz, ub[b]);
-			fprintf(f, "per-call-raw-uring,%s,%.3f,%.2f\n", v, rb[b] / ghz, rb[b]);
+			fprintf(f, "per-call-sync,%s,%.3f,%.2f\n", v, m->sb[b] / ghz, m->sb[b]);
+			fprintf(f, "per-call-xsc-uring,%s,%.3f,%.2f\n", v, m->ub[b] / ghz,
+				m->ub[b]);
+			fprintf(f, "per-call-raw-uring,%s,%.3f,%.2f\n", v, m->rb[b] / ghz,
+				m->rb[b]);
 		}
 	}
+}
+
+/* Best of the rounds into m; false when a measurement failed. */
+static bool measure_all(struct xsc *x, struct io_uring *ring, const struct bench_opts *o,
+			struct meas *m)
+{
+	bool bad = false;
+
+	for (int k = 0; k < NQ; k++)
+		m->q[k] = 1e300;
+	for (int b = 0; b < NB; b++)
+		m->sb[b] = m->ub[b] = m->rb[b] = 1e300;
+	int64_t t0 = bench_now_ns();
+	for (int r = 0; r < o->rounds && !bad; r++) {
+		bench_progress("bench wsc-model", r, o->rounds, t0);
+		round_once(x, ring, o->quick, m->q, m->sb, m->ub, m->rb, &bad);
+	}
+	bench_progress_done();
+	if (bad) {
+		fprintf(stderr, "xsc bench wsc-model: a measurement failed\n");
+		return false;
+	}
+#ifndef HAVE_FIBER
+	m->q[GEN_FIB] = m->q[SCHED_FIB] = 0;
+#endif
+	return true;
+}
+
+int xsc_bench_wscmodel(int argc, char **argv)
+{
+	struct bench_opts o;
+	struct bench_uring_pair u;
+	struct meas m;
+	int rc, ret = 1;
+
+	if (!bench_args(argc, argv, &o, usage, &rc))
+		return rc;
+	bench_pin(0);
+	double ghz = bench_tsc_per_ns(o.quick ? 20 : 100);
+	/* 4 pages: 256 entries, the largest batch */
+	if (bench_uring_pair_open(&u, 4, XSC_NR_NOP, 1024, "xsc bench wsc-model"))
+		goto out;
+#ifdef HAVE_FIBER
+	xsc__stack_thread_init();
+#endif
+	if (!measure_all(u.x, &u.ring, &o, &m))
+		goto out_fini;
+
+	FILE *f = bench_csv_open(&o, "wsc-model", "quantity,variant,ns,ticks");
+	printf("WSC cost model (best of %d rounds; TSC %.0f MHz, ticks are TSC "
+	       "ticks, not core cycles)\n", o.rounds, ghz * 1000);
+	print_terms(f, &m, ghz);
+	print_breakeven(f, &m, ghz);
+	print_batches(f, &m, ghz);
 	printf("The io_uring paths run IORING_OP_NOP (io_uring's null call); sync "
 	       "runs getppid.  The paper's Tgen/Tsched are CEFOS user-level threads; "
 	       "the fiber rows are the analogue, the pthread rows the kernel-thread "
@@ -453,9 +475,6 @@ out_fini:
 	xsc__stack_thread_fini();
 #endif
 out:
-	if (have_ring)
-		io_uring_queue_exit(&ring);
-	if (x)
-		xsc_close(x);
+	bench_uring_pair_close(&u);
 	return ret;
 }

@@ -130,6 +130,20 @@ crashes() {
 	grep -E "exit signal|Segmentation fault|core dumped" "$tmp/logs/error.log" 2>/dev/null | head -n 3
 }
 
+# verdict LABEL: a pass, or a fail with the reasons in the caller's why
+# and the error log's last lines; a crash in the error log is one more.
+verdict() {
+	local out
+	out=$(crashes)
+	[ -z "$out" ] || why+=("crash in the error log: $out")
+	if [ ${#why[@]} -eq 0 ]; then
+		pass "$1"
+	else
+		fail "$1: ${why[*]}"
+		tail -n 5 "$tmp/logs/error.log" 2>/dev/null | sed 's/^/    | /'
+	fi
+}
+
 # forking LABEL [xsc-args...]: as Debian runs it
 forking() {
 	local label=$1 why=() out child nf user
@@ -170,14 +184,7 @@ forking() {
 		[ "${nf:-0}" -ge "$threads" ] ||
 			why+=("the shim ran ${nf:-0} threads as fibers, Apache has $threads: its child was not an xsc process")
 	fi
-	out=$(crashes)
-	[ -z "$out" ] || why+=("crash in the error log: $out")
-	if [ ${#why[@]} -eq 0 ]; then
-		pass "$label"
-	else
-		fail "$label: ${why[*]}"
-		tail -n 5 "$tmp/logs/error.log" 2>/dev/null | sed 's/^/    | /'
-	fi
+	verdict "$label"
 }
 
 # single LABEL xsc-args...: one process (-X), SIGTERM
@@ -204,14 +211,7 @@ single() {
 	rc=$?
 	[ "$rc" = 0 ] || why+=("exit status $rc, natively 0")
 	wait_gone || pkill -KILL -f -- "-f $conf"
-	out=$(crashes)
-	[ -z "$out" ] || why+=("crash in the error log: $out")
-	if [ ${#why[@]} -eq 0 ]; then
-		pass "$label"
-	else
-		fail "$label: ${why[*]}"
-		tail -n 5 "$tmp/logs/error.log" 2>/dev/null | sed 's/^/    | /'
-	fi
+	verdict "$label"
 }
 
 forking "apache2 -k start [native]"

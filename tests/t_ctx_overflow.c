@@ -77,27 +77,9 @@ static void child(int on_thread)
 static void run(int on_thread)
 {
 	char out[8192], want[128];
-	size_t len = 0;
-	ssize_t n;
-	int p[2], status;
-	pid_t pid;
+	int status = test_child_output(child, on_thread, STDERR_FILENO, out, sizeof(out));
 	void *lo;
 
-	CHECK_EQ(pipe(p), 0);
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		close(p[0]);
-		dup2(p[1], STDERR_FILENO);
-		child(on_thread);
-	}
-	close(p[1]);
-	while (len < sizeof(out) - 1 &&
-	       (n = read(p[0], out + len, sizeof(out) - 1 - len)) > 0)
-		len += (size_t)n;
-	out[len] = 0;
-	close(p[0]);
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	printf("child (%s) said:\n%s", on_thread ? "thread" : "main", out);
 	if (test_sanitized() && !strstr(out, "fiber stack overflow") &&
 	    strstr(out, "AddressSanitizer"))

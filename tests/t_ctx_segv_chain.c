@@ -80,26 +80,8 @@ static char out[16384];	/* the child's stderr */
 
 static int run(int what)
 {
-	size_t len = 0;
-	ssize_t n;
-	int p[2], status;
-	pid_t pid;
+	int status = test_child_output(child, what, STDERR_FILENO, out, sizeof(out));
 
-	CHECK_EQ(pipe(p), 0);
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		close(p[0]);
-		dup2(p[1], STDERR_FILENO);
-		child(what);
-	}
-	close(p[1]);
-	while (len < sizeof(out) - 1 &&
-	       (n = read(p[0], out + len, sizeof(out) - 1 - len)) > 0)
-		len += (size_t)n;
-	out[len] = 0;
-	close(p[0]);
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(!strstr(out, "fiber stack overflow"));
 	return status;
 }

@@ -22,14 +22,11 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <stddef.h>
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,17 +52,9 @@ static void on_sigsys(int sig)
 /* From here on getppid stops on entry with SIGSYS and does not run. */
 static int trap_getppid(void)
 {
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { .len = 4, .filter = f };
-
-	if (signal(SIGSYS, on_sigsys) == SIG_ERR || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+	if (signal(SIGSYS, on_sigsys) == SIG_ERR)
 		return -1;
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+	return test_seccomp_one(SYS_getppid, SECCOMP_RET_TRAP);
 }
 
 static void *thread_part(void *arg)
@@ -219,6 +208,22 @@ static void show(const char *what, const struct bench_entries *e)
 	       (unsigned long long)e->total, top);
 }
 
+/* A count of the workload the way method (XSC_BENCH_ENTRIES) counts,
+ * under xsc run when xsc is set, shown as what; fails the test when the
+ * count failed. */
+static void count_by(const char *method, const char *xsc, const char *what,
+		     struct bench_entries *e)
+{
+	int rc;
+
+	setenv("XSC_BENCH_ENTRIES", method, 1);
+	rc = count(xsc, e);
+	if (rc)
+		printf("%s count (%s) failed: %s\n", what, method, e->why);
+	CHECK_EQ(rc, 0);
+	show(what, e);
+}
+
 /* No instance of ours is left in tracefs. */
 static int our_instances(void)
 {
@@ -262,12 +267,7 @@ int main(int argc, char **argv)
 	CHECK_GE(e.total, e.nr[SYS_getppid] + e.traps + e.nr[SYS_rt_sigreturn]);
 
 	if (system("command -v strace >/dev/null 2>&1") == 0) {
-		setenv("XSC_BENCH_ENTRIES", "strace", 1);
-		rc = count(NULL, &e);
-		if (rc)
-			printf("strace count failed: %s\n", e.why);
-		CHECK_EQ(rc, 0);
-		show("native", &e);
+		count_by("strace", NULL, "native", &e);
 		CHECK_GE(e.nr[SYS_getppid], N);
 		CHECK_GE(N + SLACK, e.nr[SYS_getppid]);
 	} else {
@@ -275,12 +275,7 @@ int main(int argc, char **argv)
 	}
 
 	if (xsc) {
-		setenv("XSC_BENCH_ENTRIES", "tracefs", 1);
-		rc = count(xsc, &e);
-		if (rc)
-			printf("xsc run count failed: %s\n", e.why);
-		CHECK_EQ(rc, 0);
-		show("xsc run", &e);
+		count_by("tracefs", xsc, "xsc run", &e);
 		CHECK_GE(e.total, 1);
 		CHECK_GE(N + SLACK, e.nr[SYS_getppid]);
 	} else {

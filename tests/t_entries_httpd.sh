@@ -31,14 +31,8 @@ if "$xsc" info 2>/dev/null | grep -q '^io_uring: *unavailable'; then
 	exit 77
 fi
 unset XSC_BACKEND XSC_THREADS XSC_VERBOSE XSC_TRANSPARENT XSC_HW XSC_HOST_PROFILE
-tmp=$(mktemp -d /tmp/t_entries.XXXXXX)
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-python3 "$here/t_httpd_client.py" --make-root "$tmp/root" >/dev/null || { echo "FAIL: no root"; exit 1; }
+. "$here/httpd_lib.sh"
+httpd_tmp t_entries || { echo "FAIL: no root"; exit 1; }
 printf '%s\n' "null_syscall_ns 1100" "posted_batch1_ns 1250" "posted_batch32_ns 100" \
 	"posted_async_batch32_ns 400" "tls_switch_ns 1100" "thread_switch_ns 4000" \
 	"cross_core_wake_ns 30000" "xsave_bytes 2696" "xsavec 1" >"$tmp/dear"
@@ -47,16 +41,9 @@ file=/entries.txt
 
 # measure LABEL CMD...: "REQUESTS TOTAL ARCH_PRCTL" for one server run
 measure() {
-	local label=$1 out=$tmp/out.$1 port= st=$tmp/st.$1 spid n
+	local label=$1 st=$tmp/st.$1 spid n
 	shift
-	"$@" --port 0 --root "$tmp/root" --timeout 30 >"$out" 2>"$tmp/err.$label" &
-	pid=$!
-	for _ in $(seq 100); do
-		port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$out")
-		[ -n "$port" ] && break
-		sleep 0.05
-	done
-	[ -n "$port" ] || { echo "FAIL $label: the server did not start" >&2; cat "$tmp/err.$label" >&2; return 1; }
+	httpd_start "$tmp/out.$label" "$tmp/err.$label" "$@" || { echo "FAIL $label: the server did not start" >&2; cat "$tmp/err.$label" >&2; return 1; }
 	wrk -t1 -c64 -d1s "http://127.0.0.1:$port$file" >/dev/null 2>&1	# warm: threads, caches
 	strace -qq -f -c -o "$st" -p "$pid" &
 	spid=$!

@@ -25,32 +25,18 @@ done
 [ ${#bins[@]} -gt 0 ] || { echo "skip: no httpd binary under $bindir"; exit 77; }
 [ -x "$bindir/httpd-xsc" ] || echo "note: httpd-xsc not built (no xsc threads runtime yet); testing httpd-nptl only"
 
-tmp=$(mktemp -d /tmp/t_httpd.XXXXXX)
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-python3 "$client" --make-root "$tmp/root" || { echo "cannot build the root"; exit 1; }
+. "$here/httpd_lib.sh"
+httpd_tmp t_httpd || { echo "cannot build the root"; exit 1; }
 
 # run_server LABEL BINARY [ENV...]: one full client run against one server.
 run_server() {
-	local label=$1 bin=$2 port= i
+	local label=$1 bin=$2
 	shift 2
 	# Fresh files per run: the shell truncates a reused one only once the
 	# child has started, and the old port line would be read meanwhile.
 	nrun=$((nrun + 1))
 	local out=$tmp/out.$nrun err=$tmp/err.$nrun
-	env "$@" "$bin" --port 0 --root "$tmp/root" --timeout 30 >"$out" 2>"$err" &
-	pid=$!
-	for i in $(seq 100); do	# up to 5 s for the listening line
-		port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$out")
-		[ -n "$port" ] && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	if [ -z "$port" ]; then
+	if ! httpd_start "$out" "$err" env "$@" "$bin"; then
 		echo "FAIL $label: server did not start"; cat "$err"; return 1
 	fi
 	echo "== $label on port $port (pid $pid)"

@@ -10,10 +10,7 @@
  * xsc-test: per-backend */
 #include <errno.h>
 #include <grp.h>
-#include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <stddef.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -27,13 +24,6 @@
 static int child(const char *dir)
 {
 	static gid_t g[NGROUPS];
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mkdir, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 	struct stat st;
 	struct xsc *x;
 	long r;
@@ -41,8 +31,7 @@ static int child(const char *dir)
 	for (int i = 0; i < NGROUPS; i++)
 		g[i] = (gid_t)(100000 + i);
 	CHECK_EQ(setgroups(NGROUPS, g), 0);
-	CHECK_EQ(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
-	CHECK_EQ(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+	CHECK_EQ(test_seccomp_one(SYS_mkdir, SECCOMP_RET_ERRNO | EPERM), 0);
 	CHECK_EQ(xsc_open(&x, NULL), 0);
 	r = xsc_call(x, SYS_mkdir, dir, 0700);
 	CHECK_EQ(xsc_close(x), 0);

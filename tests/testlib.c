@@ -1,6 +1,10 @@
 #include "testlib.h"
 #include <dirent.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <stdarg.h>
 #include <sys/wait.h>
@@ -176,4 +180,45 @@ void main_in_child(int (*fn)(int, char **), const struct xsc_runtime_config *cfg
 	CHECK_EQ(waitpid(pid, &st, 0), pid);
 	CHECK(WIFEXITED(st));
 	CHECK_EQ(WEXITSTATUS(st), 0);
+}
+
+int test_child_output(void (*fn)(int), int arg, int fd, char *out, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+	int p[2], status;
+	pid_t pid;
+
+	CHECK_EQ(pipe(p), 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		dup2(p[1], fd);
+		fn(arg);
+		_exit(0);
+	}
+	close(p[1]);
+	while (got < len - 1 && (n = read(p[0], out + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	out[got] = 0;
+	close(p[0]);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+int test_seccomp_one(int nr, unsigned action)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, action),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return -errno;
+	return 0;
 }

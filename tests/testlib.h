@@ -49,6 +49,15 @@ long take_within(struct xsc *x, int id, double secs);
  * fds; prints "ok (backend)". */
 struct xsc;
 void finish_handle(struct xsc *x, const int p[2], int fds0);
+/* Runs fn(arg) in a forked child whose descriptor fd (stderr, say) is
+ * the write end of a pipe, and _exit(0)s if fn returns; reads the pipe
+ * to EOF into out (NUL-terminated, len bytes with the NUL) and returns
+ * the child's wait status. */
+int test_child_output(void (*fn)(int), int arg, int fd, char *out, size_t len);
+/* A seccomp filter on the calling thread (after no_new_privs) that
+ * answers system call nr with action (SECCOMP_RET_ERRNO | EPERM,
+ * SECCOMP_RET_TRAP, ...) and allows every other; 0 or -errno. */
+int test_seccomp_one(int nr, unsigned action);
 /* Runs xsc_main(fn, cfg) in a forked child (one runtime per process) and
  * fails the test unless fn returned 42 and the child exited 0. */
 struct xsc_runtime_config;

@@ -13,136 +13,64 @@
  * Prints the collected results.  Exit 0 on success, 1 on any detected
  * error.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <errno.h>
-#include <pthread.h>
+#include "tp.h"
+
 #include <sched.h>
 #include <spawn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define NT 4
 
 extern char **environ;
 
-static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int go, waiting, woke;
-static int failures;
-
-#define CHECK(cond, ...) do { if (!(cond)) { \
-	fprintf(stderr, "tp_fork:%d: ", __LINE__); fprintf(stderr, __VA_ARGS__); \
-	fputc('\n', stderr); failures++; } } while (0)
+static struct tp_gate gate = TP_GATE_INIT;
+static int woke;
 
 static void *sleeper(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&m);
-	waiting++;
-	pthread_cond_broadcast(&cv);
-	while (!go)
-		pthread_cond_wait(&cv, &m);
-	woke++;
-	pthread_mutex_unlock(&m);
+	tp_gate_pass(&gate);
+	__atomic_add_fetch(&woke, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }
 
-/* Reads fd to EOF into buf (NUL-terminated); returns the length or -1. */
-static ssize_t slurp(int fd, char *buf, size_t cap)
+static int write_msg(void *msg, int out)
 {
-	size_t n = 0;
+	size_t len = strlen(msg);
 
-	for (;;) {
-		ssize_t r = read(fd, buf + n, cap - 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			break;
-		n += (size_t)r;
-		if (n == cap - 1)
-			break;
-	}
-	buf[n] = 0;
-	return (ssize_t)n;
-}
-
-static int wait_status(pid_t pid)
-{
-	int st;
-	pid_t r;
-
-	do
-		r = waitpid(pid, &st, 0);
-	while (r < 0 && errno == EINTR);
-	if (r != pid) {
-		fprintf(stderr, "tp_fork: waitpid(%d) = %d: %s\n", (int)pid, (int)r, strerror(errno));
-		return -1;
-	}
-	if (!WIFEXITED(st)) {
-		fprintf(stderr, "tp_fork: child %d did not exit normally (status %#x)\n", (int)pid, st);
-		return -1;
-	}
-	return WEXITSTATUS(st);
-}
-
-/* The parent's side of a child writing into pipe p: its output into
- * buf[0..cap) and its exit status (-1 on failure). */
-static int child_output(pid_t pid, int p[2], char *buf, size_t cap)
-{
-	CHECK(pid > 0, "fork: %s", strerror(errno));
-	close(p[1]);
-	CHECK(slurp(p[0], buf, cap) >= 0, "read from child %d", (int)pid);
-	close(p[0]);
-	return wait_status(pid);
+	if (write(out, msg, len) != (ssize_t)len)
+		return 100;
+	return 3;
 }
 
 static void test_fork(void)
 {
 	static const char msg[] = "child-ok\n";
 	char buf[64];
-	int p[2], st;
-	pid_t pid;
+	int st = tp_fork_capture(write_msg, (void *)msg, buf, sizeof(buf));
 
-	CHECK(pipe(p) == 0, "pipe");
-	pid = fork();
-	if (pid == 0) {
-		close(p[0]);
-		if (write(p[1], msg, sizeof(msg) - 1) != (ssize_t)sizeof(msg) - 1)
-			_exit(100);
-		_exit(3);
-	}
-	st = child_output(pid, p, buf, sizeof(buf));
 	CHECK(st == 3, "fork child status %d", st);
 	CHECK(strcmp(buf, msg) == 0, "child wrote '%s'", buf);
 	printf("fork: child wrote %s", buf);
 	printf("fork: child status %d\n", st);
 }
 
+static int exec_echo(void *arg, int out)
+{
+	char *argv[] = { "echo", "exec-ok", "via", "execvp", NULL };
+
+	(void)arg;
+	if (dup2(out, 1) < 0)
+		return 101;
+	close(out);
+	execvp("echo", argv);
+	return 102;
+}
+
 static void test_exec(void)
 {
 	char buf[64];
-	int p[2], st;
-	pid_t pid;
+	int st = tp_fork_capture(exec_echo, NULL, buf, sizeof(buf));
 
-	CHECK(pipe(p) == 0, "pipe");
-	pid = fork();
-	if (pid == 0) {
-		char *argv[] = { "echo", "exec-ok", "via", "execvp", NULL };
-		if (dup2(p[1], 1) < 0)
-			_exit(101);
-		close(p[0]);
-		close(p[1]);
-		execvp("echo", argv);
-		_exit(102);
-	}
-	st = child_output(pid, p, buf, sizeof(buf));
 	CHECK(st == 0, "echo status %d", st);
 	CHECK(strcmp(buf, "exec-ok via execvp\n") == 0, "echo wrote '%s'", buf);
 	printf("exec: echo wrote %s", buf);
@@ -157,7 +85,7 @@ static void test_spawn(void)
 
 	rc = posix_spawnp(&pid, "sh", NULL, NULL, argv, environ);
 	CHECK(rc == 0, "posix_spawnp: %s", strerror(rc));
-	st = rc == 0 ? wait_status(pid) : -1;
+	st = rc == 0 ? tp_wait(pid) : -1;
 	CHECK(st == 5, "posix_spawnp child status %d", st);
 	printf("posix_spawnp: status %d\n", st);
 }
@@ -195,20 +123,20 @@ static int ncpus(void)
 	return sched_getaffinity(0, sizeof(s), &s) == 0 ? CPU_COUNT(&s) : -1;
 }
 
+static int say_ncpus(void *arg, int out)
+{
+	(void)arg;
+	dprintf(out, "%d", ncpus());
+	return 0;
+}
+
 static void test_affinity(void)
 {
 	char buf[64], pbuf[64] = "";
-	int p[2], st, mine = ncpus();
+	int st, mine = ncpus();
 	FILE *f;
-	pid_t pid;
 
-	CHECK(pipe(p) == 0, "pipe");
-	pid = fork();
-	if (pid == 0) {
-		dprintf(p[1], "%d", ncpus());
-		_exit(0);
-	}
-	st = child_output(pid, p, buf, sizeof(buf));
+	st = tp_fork_capture(say_ncpus, NULL, buf, sizeof(buf));
 	CHECK(st == 0 && atoi(buf) == mine, "forked child: %s CPUs, main %d", buf, mine);
 	f = popen("nproc; sh -c 'exec nproc'", "r");
 	CHECK(f != NULL, "popen nproc: %s", strerror(errno));
@@ -233,10 +161,7 @@ int main(void)
 			fprintf(stderr, "tp_fork: pthread_create\n");
 			return 1;
 		}
-	pthread_mutex_lock(&m);
-	while (waiting < NT)
-		pthread_cond_wait(&cv, &m);
-	pthread_mutex_unlock(&m);
+	tp_gate_await(&gate, NT);
 
 	fflush(stdout);	/* nothing buffered is duplicated into children */
 	test_fork();
@@ -246,17 +171,14 @@ int main(void)
 	test_popen();
 	test_affinity();
 
-	pthread_mutex_lock(&m);
 	CHECK(woke == 0, "%d threads woke early", woke);
-	go = 1;
-	pthread_cond_broadcast(&cv);
-	pthread_mutex_unlock(&m);
+	tp_gate_open(&gate);
 	for (int i = 0; i < NT; i++)
 		CHECK(pthread_join(t[i], NULL) == 0, "pthread_join");
 	CHECK(woke == NT, "%d threads woke", woke);
 	printf("threads: %d blocked during all of it, %d woke\n", NT, woke);
-	if (failures) {
-		fprintf(stderr, "tp_fork: %d failures\n", failures);
+	if (tp_failures) {
+		fprintf(stderr, "tp_fork: %d failures\n", tp_failures);
 		return 1;
 	}
 	printf("fork ok\n");

@@ -23,31 +23,15 @@
  * The parent then wakes its readers, joins them and expects status 5.
  * Prints the collected results; exit 0 on success, 1 on any error.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
+#include "tp.h"
+
 #include <dirent.h>
-#include <errno.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #define NREAD 4
 #define NRING 8
 #define ROUNDS 2000
 #define VIRTUAL_TID 0x40000000
-
-static int failures;
-
-#define CHECK(cond, ...) do { if (!(cond)) { \
-	fprintf(stderr, "tp_forkrun[%d]:%d: ", (int)getpid(), __LINE__); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); failures++; } } while (0)
 
 static long tid(void)
 {
@@ -234,7 +218,7 @@ static int child(long parent_thread_tid, int parent_fds)
 	      "the grandchild ended with status %#x", st);
 	printf("child: grandchild exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	atexit(say_bye);
-	exit(failures ? 1 : 5);
+	exit(tp_failures ? 1 : 5);
 }
 
 /* ---- the parent ------------------------------------------------------------------ */
@@ -315,11 +299,11 @@ int main(void)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 5, "the child ended with status %#x", st);
 	for (int i = 0; i < NREAD; i++) {
 		if (write(rd[i][1], "x", 1) != 1)
-			failures++;
+			tp_failed();
 		pthread_join(t[i], &r);
 		CHECK(r == NULL, "reader %d failed", i);
 	}
 	printf("parent: child exit %d, %d readers joined\n",
 	       WIFEXITED(st) ? WEXITSTATUS(st) : -1, NREAD);
-	return failures ? 1 : 0;
+	return tp_failures ? 1 : 0;
 }

@@ -6,21 +6,11 @@
  *    (if the kernel has Landlock): creating a file gets EACCES.
  * It prints each result and whether anything appeared on disk; under
  * `xsc run` the output must be the native one, byte for byte. */
-#define _GNU_SOURCE
-#include <errno.h>
+#include "tp.h"
+
 #include <fcntl.h>
-#include <linux/filter.h>
 #include <linux/landlock.h>
-#include <linux/seccomp.h>
-#include <pthread.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 static void try_mkdir(const char *who, const char *path)
 {
@@ -59,21 +49,12 @@ static void *later_create(void *arg)
 int main(void)
 {
 	char dir[] = "/tmp/tp-sandbox-XXXXXX";
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mkdir, 1, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mkdirat, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 	pthread_t t;
 
 	if (!mkdtemp(dir) || chdir(dir) != 0)
 		return 2;
 	try_mkdir("main", "d0");
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+	if (tp_seccomp_refuse(__NR_mkdir, __NR_mkdirat) != 0) {
 		perror("seccomp");
 		return 2;
 	}

@@ -13,26 +13,12 @@
  * which the filter refuses (EPERM) under xsc as natively.  Prints each
  * result; exit 0 when all are as expected.
  */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
+#include "tp.h"
+
 #include <sys/uio.h>
 #include <time.h>
-#include <unistd.h>
 
-static int failures;
 static volatile sig_atomic_t got;
-
-#define CHECK(cond, ...) do { printf(__VA_ARGS__); putchar('\n'); \
-	if (!(cond)) { printf("  ^ not as expected\n"); failures++; } } while (0)
 
 static void on_usr1(int sig)
 {
@@ -54,25 +40,25 @@ static void tries(const char *who)
 
 	n = sigtimedwait(&set, &si, &ts);
 	e = errno;
-	CHECK(n < 0 && e == EAGAIN, "%s: sigtimedwait, nothing pending: %s", who,
+	CHECK_SAY(n < 0 && e == EAGAIN, "%s: sigtimedwait, nothing pending: %s", who,
 	      n < 0 ? strerror(e) : "a signal");
 
 	kill(getpid(), SIGUSR2);
 	memset(&si, 0, sizeof(si));
 	n = sigtimedwait(&set, &si, &ts);
 	e = errno;
-	CHECK(n == SIGUSR2 && si.si_signo == SIGUSR2 && si.si_code == SI_USER &&
+	CHECK_SAY(n == SIGUSR2 && si.si_signo == SIGUSR2 && si.si_code == SI_USER &&
 	      si.si_pid == getpid(), "%s: sigtimedwait, SIGUSR2 pending: %s", who,
 	      n == SIGUSR2 ? "SIGUSR2, from this process" : strerror(e));
 
 	kill(getpid(), SIGUSR2);
 	n = sigtimedwait(&set, (siginfo_t *)8, &ts);
 	e = errno;
-	CHECK(n < 0 && e == EFAULT, "%s: sigtimedwait, SIGUSR2 pending, a bad siginfo "
+	CHECK_SAY(n < 0 && e == EFAULT, "%s: sigtimedwait, SIGUSR2 pending, a bad siginfo "
 	      "pointer: %s", who, n < 0 ? strerror(e) : "a signal");
 	n = sigtimedwait(&set, &si, &ts);
 	e = errno;
-	CHECK(n < 0 && e == EAGAIN, "%s: sigtimedwait again: %s (taken by the one "
+	CHECK_SAY(n < 0 && e == EAGAIN, "%s: sigtimedwait again: %s (taken by the one "
 	      "before)", who, n < 0 ? strerror(e) : "a signal");
 
 	got = 0;
@@ -80,12 +66,12 @@ static void tries(const char *who)
 	sigemptyset(&empty);
 	n = sigsuspend(&empty);
 	e = errno;
-	CHECK(n < 0 && e == EINTR && got == 1, "%s: sigsuspend, SIGUSR1 pending: %s, "
+	CHECK_SAY(n < 0 && e == EINTR && got == 1, "%s: sigsuspend, SIGUSR1 pending: %s, "
 	      "handler ran %d time(s)", who, strerror(e), (int)got);
 
 	n = (int)process_vm_readv(getpid(), &l, 1, &r, 1, 0);
 	e = errno;
-	CHECK(n < 0 && e == EPERM, "%s: process_vm_readv: %s", who,
+	CHECK_SAY(n < 0 && e == EPERM, "%s: process_vm_readv: %s", who,
 	      n < 0 ? strerror(e) : "read");
 }
 
@@ -97,23 +83,11 @@ static void *thread_main(void *arg)
 
 int main(void)
 {
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 1, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_writev, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
-	struct sigaction sa;
 	pthread_t t;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_usr1;
-	sigaction(SIGUSR1, &sa, NULL);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+	tp_on_signal(SIGUSR1, on_usr1, 0);
+	if (tp_seccomp_refuse(__NR_process_vm_readv, __NR_process_vm_writev) != 0) {
 		perror("seccomp");
 		return 1;
 	}
@@ -128,5 +102,5 @@ int main(void)
 	pthread_create(&t, NULL, thread_main, "thread");
 	pthread_join(t, NULL);
 	tries("main");
-	return failures != 0;
+	return tp_failures != 0;
 }

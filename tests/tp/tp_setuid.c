@@ -15,28 +15,15 @@
  * Not root: says so and checks nothing (exit 0).  Exit 0 when every
  * thread has the new credentials and none can open the file, 1 if not.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <errno.h>
+#include "tp.h"
+
 #include <fcntl.h>
 #include <grp.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define NOBODY 65534
 
 static char secret[64];
-static int failures;
-
-#define CHECK(cond, ...) do { if (!(cond)) { \
-	fprintf(stderr, "tp_setuid:%d: ", __LINE__); fprintf(stderr, __VA_ARGS__); \
-	fputc('\n', stderr); failures++; } } while (0)
 
 /* "uid U gid G secret denied|READ" as this thread sees it */
 static void report(const char *who, char *out, size_t len)
@@ -52,9 +39,7 @@ static void report(const char *who, char *out, size_t len)
 }
 
 static int pipes[2][2];
-static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int go, waiting;
+static struct tp_gate gate = TP_GATE_INIT;
 static char lines[3][160];
 
 static void *reader(void *arg)
@@ -62,10 +47,7 @@ static void *reader(void *arg)
 	int i = (int)(long)arg;
 	char c;
 
-	pthread_mutex_lock(&m);
-	waiting++;
-	pthread_cond_broadcast(&cv);
-	pthread_mutex_unlock(&m);
+	tp_gate_arrive(&gate);
 	if (read(pipes[i][0], &c, 1) != 1)
 		return (void *)1;
 	report(i ? "reader 1" : "reader 0", lines[i], sizeof(lines[i]));
@@ -75,12 +57,7 @@ static void *reader(void *arg)
 static void *sleeper(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&m);
-	waiting++;
-	pthread_cond_broadcast(&cv);
-	while (!go)
-		pthread_cond_wait(&cv, &m);
-	pthread_mutex_unlock(&m);
+	tp_gate_pass(&gate);
 	report("sleeper", lines[2], sizeof(lines[2]));
 	return NULL;
 }
@@ -144,10 +121,7 @@ int main(void)
 	pthread_create(&t[0], NULL, reader, (void *)0L);
 	pthread_create(&t[1], NULL, reader, (void *)1L);
 	pthread_create(&t[2], NULL, sleeper, NULL);
-	pthread_mutex_lock(&m);
-	while (waiting < 3)
-		pthread_cond_wait(&cv, &m);
-	pthread_mutex_unlock(&m);
+	tp_gate_await(&gate, 3);
 
 	CHECK(setgroups(0, NULL) == 0, "setgroups: %s", strerror(errno));
 	CHECK(setgid(NOBODY) == 0, "setgid: %s", strerror(errno));
@@ -156,11 +130,8 @@ int main(void)
 
 	for (int i = 0; i < 2; i++)
 		if (write(pipes[i][1], "x", 1) != 1)
-			failures++;
-	pthread_mutex_lock(&m);
-	go = 1;
-	pthread_cond_broadcast(&cv);
-	pthread_mutex_unlock(&m);
+			tp_failed();
+	tp_gate_open(&gate);
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
 	report("main", line, sizeof(line));
@@ -188,5 +159,5 @@ int main(void)
 	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
 	      WEXITSTATUS(st) == 0, "the child's thread had other credentials");
 	fflush(stdout);
-	return failures ? 1 : 0;
+	return tp_failures ? 1 : 0;
 }

@@ -17,16 +17,9 @@
  * and Apache tore down its memory under it (SIGSEGV on SIGTERM).
  * Prints what the thread saw.  Exit 0 on success, 1 on any detected error.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <errno.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
-#include <string.h>
+#include "tp.h"
+
 #include <sys/epoll.h>
-#include <unistd.h>
 
 static int p[2], ep;
 static volatile sig_atomic_t stage;	/* what the thread is about to do */
@@ -83,16 +76,6 @@ static void *blocked(void *arg)
 	return NULL;
 }
 
-static void set_handler(int flags)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_usr1;
-	sa.sa_flags = flags;
-	sigaction(SIGUSR1, &sa, NULL);
-}
-
 static void when(int s)
 {
 	while (stage != s)
@@ -109,20 +92,17 @@ int main(void)
 		return 1;
 	struct epoll_event ev = { .events = EPOLLIN };
 	epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev);
-	struct sigaction sa;
 	sigset_t u;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_usr2;
-	sigaction(SIGUSR2, &sa, NULL);
+	tp_on_signal(SIGUSR2, on_usr2, 0);
 	sigemptyset(&u);
 	sigaddset(&u, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &u, NULL);	/* only the thread takes it */
-	set_handler(0);
+	tp_on_signal(SIGUSR1, on_usr1, 0);
 	pthread_create(&t, NULL, blocked, NULL);
 	when(1);
 	pthread_kill(t, SIGUSR1);
 	when(2);
-	set_handler(SA_RESTART);
+	tp_on_signal(SIGUSR1, on_usr1, SA_RESTART);
 	pthread_kill(t, SIGUSR1);
 	usleep(50 * 1000);
 	if (write(p[1], "data", 4) != 4)

@@ -22,18 +22,11 @@
  * thread (with every fiber on it).  Prints what it saw; exit 0 on
  * success.
  * xsc-tp: run-opts=-t 1 */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <pthread.h>
+#include "tp.h"
+
 #include <setjmp.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <stdint.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 static sigjmp_buf jb, inner;
 static int req[2], data[2];
@@ -141,16 +134,6 @@ static void masks(int sig)
 	seen_blocked = blocked(SIGUSR2);
 }
 
-static void on(int sig, void (*h)(int), int flags)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = h;
-	sa.sa_flags = flags;
-	sigaction(sig, &sa, NULL);
-}
-
 /* Case 8: a thread whose handler ends it. */
 static void leave(int sig)
 {
@@ -182,7 +165,7 @@ static void *on_alt_stack(void *arg)
 		exit(1);
 	if ((uintptr_t)ss.ss_sp < (uintptr_t)low_stack)
 		printf("alternate stack: below the thread's stack\n");
-	on(SIGUSR1, jump, SA_ONSTACK);
+	tp_on_signal(SIGUSR1, jump, SA_ONSTACK);
 	if ((r = sigsetjmp(jb, 1)) == 0)
 		raise(SIGUSR1);
 	printf("alternate stack: jumped out with %d\n", r);
@@ -204,20 +187,20 @@ int main(void)
 		return 1;
 
 	/* 0: a handler's own mask, then the thread's again */
-	on(SIGUSR1, masks, 0);
+	tp_on_signal(SIGUSR1, masks, 0);
 	raise(SIGUSR1);
 	printf("handler's mask: SIGUSR2 blocked in it: %d, after it: %d\n",
 	       (int)seen_blocked, blocked(SIGUSR2));
 
 	/* 1: a raised signal, mask saved */
-	on(SIGUSR1, jump, 0);
+	tp_on_signal(SIGUSR1, jump, 0);
 	if ((r = sigsetjmp(jb, 1)) == 0)
 		raise(SIGUSR1);
 	printf("raised: jumped out with %d, SIGUSR1 blocked: %d\n", r, blocked(SIGUSR1));
 	fetch("raised", 'a');
 
 	/* 2: a signal that interrupts a blocking read */
-	on(SIGUSR2, jump, 0);
+	tp_on_signal(SIGUSR2, jump, 0);
 	if ((r = sigsetjmp(jb, 1)) == 0) {
 		if (write(req[1], "k", 1) != 1)
 			return 1;
@@ -239,8 +222,8 @@ int main(void)
 	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 
 	/* 4: nested: the inner handler jumps into the outer one, which returns */
-	on(SIGUSR1, outer, 0);
-	on(SIGUSR2, jump_inner, SA_NODEFER);
+	tp_on_signal(SIGUSR1, outer, 0);
+	tp_on_signal(SIGUSR2, jump_inner, SA_NODEFER);
 	hits = 0;
 	raise(SIGUSR1);
 	printf("nested: %d handler steps, SIGUSR1 blocked: %d, SIGUSR2 blocked: %d\n",
@@ -259,7 +242,7 @@ int main(void)
 	pthread_attr_destroy(&at);
 
 	/* 6: plain longjmp from a handler, after setjmp (no mask saved) */
-	on(SIGUSR1, jump_plain, 0);
+	tp_on_signal(SIGUSR1, jump_plain, 0);
 	if ((r = setjmp(plain)) == 0)
 		raise(SIGUSR1);
 	printf("longjmp: jumped out with %d, SIGUSR1 blocked: %d\n", r, blocked(SIGUSR1));
@@ -267,7 +250,7 @@ int main(void)
 	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 
 	/* 7: the fortified jump (what longjmp becomes with _FORTIFY_SOURCE) */
-	on(SIGUSR1, jump_chk, 0);
+	tp_on_signal(SIGUSR1, jump_chk, 0);
 	if ((r = sigsetjmp(jb, 1)) == 0)
 		raise(SIGUSR1);
 	printf("__longjmp_chk: jumped out with %d, SIGUSR1 blocked: %d\n", r, blocked(SIGUSR1));
@@ -275,7 +258,7 @@ int main(void)
 
 	/* 8: pthread_exit in a handler ends only that thread */
 	void *ret = NULL;
-	on(SIGUSR1, leave, 0);
+	tp_on_signal(SIGUSR1, leave, 0);
 	if (pthread_create(&alt, NULL, raise_usr1, NULL) || pthread_join(alt, &ret))
 		return 1;
 	printf("pthread_exit: the thread returned %ld\n", (long)ret);

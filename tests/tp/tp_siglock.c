@@ -15,20 +15,12 @@
  * natively its handler runs at once, under `xsc run` it waited until the
  * wait ended.  Prints the counts; exit 0 on success, 1 on any error.
  * xsc-tp: run-opts=-t 2 */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <errno.h>
-#include <pthread.h>
+#include "tp.h"
+
 #include <semaphore.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #define ROUNDS 300
 #define KILLS 100
@@ -104,15 +96,12 @@ static bool handled_in_time(int n, const char *what, int k)
 
 int main(void)
 {
-	struct sigaction sa;
 	sigset_t usr1;
 	pthread_t t[2];
 	int fail = 0;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_usr1;	/* no SA_RESTART: sem_wait fails with EINTR */
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGUSR1, &sa, NULL) < 0 || sem_init(&sem, 0, 0) < 0) {
+	/* no SA_RESTART: sem_wait fails with EINTR */
+	if (tp_on_signal(SIGUSR1, on_usr1, 0) < 0 || sem_init(&sem, 0, 0) < 0) {
 		perror("tp_siglock");
 		return 1;
 	}

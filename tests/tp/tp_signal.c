@@ -11,25 +11,13 @@
  * Counts come from volatile sig_atomic_t variables.  Prints the counts.
  * Exit 0 on success, 1 on any detected error.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <errno.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
-#include <string.h>
+#include "tp.h"
+
 #include <time.h>
-#include <unistd.h>
 
 static volatile sig_atomic_t usr1, usr2, alrm, bad_info;
 static __thread volatile sig_atomic_t my_usr1, my_usr2;
 static volatile sig_atomic_t target_ready;
-static int failures;
-
-#define CHECK(cond, ...) do { if (!(cond)) { \
-	fprintf(stderr, "tp_signal:%d: ", __LINE__); fprintf(stderr, __VA_ARGS__); \
-	fputc('\n', stderr); __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST); } } while (0)
 
 static void on_usr1(int sig, siginfo_t *si, void *uc)
 {
@@ -190,8 +178,8 @@ int main(void)
 
 	CHECK(!bad_info, "a handler saw the wrong signal number or siginfo");
 	printf("totals: SIGUSR1 %d, SIGUSR2 %d, SIGALRM %d\n", (int)usr1, (int)usr2, (int)alrm);
-	if (failures) {
-		fprintf(stderr, "tp_signal: %d failures\n", failures);
+	if (tp_failures) {
+		fprintf(stderr, "tp_signal: %d failures\n", tp_failures);
 		return 1;
 	}
 	printf("signal ok\n");

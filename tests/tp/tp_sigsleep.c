@@ -15,22 +15,13 @@
  * pthread_kill to a thread sleeping 0.3 s.  Prints what each sleep
  * returned; exit 0 when all are as expected.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <errno.h>
-#include <pthread.h>
-#include <signal.h>
+#include "tp.h"
+
 #include <stdatomic.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 static atomic_int handled, started;
 static __thread int handled_here;
-static int failures;
 
 static void on_usr1(int sig)
 {
@@ -56,22 +47,29 @@ static void take_usr1(void)
 	pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
 }
 
+/* A sleeper's start: SIGUSR1 taken, started said, nanosleep(req, rem);
+ * 0, or the errno it failed with. */
+static int sleep_for_usr1(const struct timespec *req, struct timespec *rem)
+{
+	take_usr1();
+	atomic_store(&started, 1);
+	return nanosleep(req, rem) < 0 ? errno : 0;
+}
+
 static void *rel_sleeper(void *arg)
 {
 	struct timespec req = { 5, 0 }, rem = { -1, -1 };
-	int r, e, ok;
+	int e, ok;
 
 	(void)arg;
-	take_usr1();
-	atomic_store(&started, 1);
-	r = nanosleep(&req, &rem);
-	e = errno;
-	ok = r < 0 && e == EINTR && handled_here == 1 && rem.tv_sec >= 3 && rem.tv_sec < 5 &&
+	e = sleep_for_usr1(&req, &rem);
+	ok = e == EINTR && handled_here == 1 && rem.tv_sec >= 3 && rem.tv_sec < 5 &&
 	     rem.tv_nsec >= 0 && rem.tv_nsec < 1000000000;
 	printf("nanosleep 5 s: %s, handler on this thread: %d, 3-5 s left: %s\n",
-	       r < 0 ? strerror(e) : "slept", handled_here,
+	       e ? strerror(e) : "slept", handled_here,
 	       rem.tv_sec >= 3 && rem.tv_sec < 5 ? "yes" : "no");
-	failures += !ok;
+	if (!ok)
+		tp_failed();
 	return NULL;
 }
 
@@ -82,21 +80,19 @@ static void *inf_sleeper(void *arg)
 {
 	struct timespec req = { (time_t)((~0ULL) >> 1), 0 }, rem = { -1, -1 }, now;
 	long expect;
-	int r, e, ok;
+	int e, ok;
 
 	(void)arg;
-	take_usr1();
-	atomic_store(&started, 1);
-	r = nanosleep(&req, &rem);
-	e = errno;
+	e = sleep_for_usr1(&req, &rem);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	expect = 9223372036L - now.tv_sec;
-	ok = r < 0 && e == EINTR && handled_here == 1 && rem.tv_sec >= expect - 2 &&
+	ok = e == EINTR && handled_here == 1 && rem.tv_sec >= expect - 2 &&
 	     rem.tv_sec <= expect + 1;
 	printf("nanosleep forever: %s, handler on this thread: %d, the kernel's end "
-	       "of time left: %s\n", r < 0 ? strerror(e) : "slept", handled_here,
+	       "of time left: %s\n", e ? strerror(e) : "slept", handled_here,
 	       rem.tv_sec >= expect - 2 && rem.tv_sec <= expect + 1 ? "yes" : "no");
-	failures += !ok;
+	if (!ok)
+		tp_failed();
 	return NULL;
 }
 
@@ -113,7 +109,8 @@ static void *abs_sleeper(void *arg)
 	r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
 	printf("clock_nanosleep until 5 s on: %s, handler on this thread: %d\n",
 	       r ? strerror(r) : "slept", handled_here);
-	failures += !(r == EINTR && handled_here == 1);
+	if (!(r == EINTR && handled_here == 1))
+		tp_failed();
 	return NULL;
 }
 
@@ -130,7 +127,8 @@ static void *short_sleeper(void *arg)
 	took = since(&t0);
 	printf("nanosleep 0.3 s with SIGWINCH sent: %s, the whole time: %s\n",
 	       r < 0 ? strerror(errno) : "slept", took >= 0.29 ? "yes" : "no");
-	failures += !(r == 0 && took >= 0.29);
+	if (!(r == 0 && took >= 0.29))
+		tp_failed();
 	return NULL;
 }
 
@@ -154,20 +152,16 @@ static void one(void *(*fn)(void *), int sig, int to_thread)
 	pthread_join(t, NULL);
 	if (since(&t0) > 4.0) {
 		printf("  ^ took %.1f s: the sleep was not interrupted\n", since(&t0));
-		failures++;
+		tp_failed();
 	}
 }
 
 int main(void)
 {
-	struct sigaction sa;
 	sigset_t usr1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_usr1;	/* no SA_RESTART */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
+	tp_on_signal(SIGUSR1, on_usr1, 0);	/* no SA_RESTART */
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
 	/* only the sleepers take it (take_usr1) */
@@ -176,5 +170,5 @@ int main(void)
 	one(inf_sleeper, SIGUSR1, 0);
 	one(abs_sleeper, SIGUSR1, 0);
 	one(short_sleeper, SIGWINCH, 1);
-	return failures != 0;
+	return tp_failures != 0;
 }

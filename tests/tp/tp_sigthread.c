@@ -20,18 +20,10 @@
  * checks that a handler ran on it since its previous read.  Prints the
  * counts; exit 0 on success, 1 on any error.
  * xsc-tp: run-opts=-t 2 */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <errno.h>
-#include <pthread.h>
-#include <signal.h>
+#include "tp.h"
+
 #include <stdatomic.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #define NREADERS 3
 #define ROUNDS 500
@@ -105,17 +97,13 @@ static void *sender(void *arg)
 
 int main(void)
 {
-	struct sigaction sa;
 	sigset_t usr1;
 	pthread_t r[NREADERS], s;
 	void *sret;
 	int fail = 0;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_usr1;
-	sa.sa_flags = SA_SIGINFO;	/* no SA_RESTART: reads fail with EINTR */
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGUSR1, &sa, NULL) < 0) {
+	/* no SA_RESTART: reads fail with EINTR */
+	if (tp_on_siginfo(SIGUSR1, on_usr1, 0) < 0) {
 		perror("sigaction");
 		return 1;
 	}

@@ -24,16 +24,9 @@
  * gives.  Prints the counts that must be 0; exit 0 on success, 1 on any
  * error.
  * xsc-tp: run-opts=-t 2 */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <pthread.h>
-#include <signal.h>
+#include "tp.h"
+
 #include <stdatomic.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #define NWORKERS 4
 #define EXCHANGES 20000
@@ -105,17 +98,12 @@ static void *sender(void *arg)
 
 int main(void)
 {
-	struct sigaction sa;
 	sigset_t usr1;
 	pthread_t w[NWORKERS], s;
 	void *ret;
 	int fail = 0;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_usr1;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGUSR1, &sa, NULL) < 0) {
+	if (tp_on_signal(SIGUSR1, on_usr1, SA_RESTART) < 0) {
 		perror("sigaction");
 		return 1;
 	}

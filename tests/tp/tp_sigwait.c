@@ -20,16 +20,9 @@
  * Prints what each thread saw.  Exit 0 on success, 1 on any detected
  * error.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <errno.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
-#include <string.h>
+#include "tp.h"
+
 #include <time.h>
-#include <unistd.h>
 
 #define NW 3
 
@@ -39,11 +32,6 @@ static int arrived;		/* threads at the point where they wait */
 static char seen[NW][2][48];
 static volatile sig_atomic_t usr2_any, rt6;
 static __thread volatile sig_atomic_t usr2_mine;
-static int failures;
-
-#define CHECK(cond, ...) do { if (!(cond)) { \
-	fprintf(stderr, "tp_sigwait:%d: ", __LINE__); fprintf(stderr, __VA_ARGS__); \
-	fputc('\n', stderr); failures++; } } while (0)
 
 static void arrive(void)
 {
@@ -225,8 +213,8 @@ int main(void)
 	printf("SIGTERM: taken by sigwaitinfo (%s)\n", (long)rv == SIGTERM ? "right" : "WRONG");
 	CHECK((long)rv == SIGTERM, "sigwaitinfo for SIGTERM returned %ld", (long)rv);
 
-	if (failures) {
-		fprintf(stderr, "tp_sigwait: %d failures\n", failures);
+	if (tp_failures) {
+		fprintf(stderr, "tp_sigwait: %d failures\n", tp_failures);
 		return 1;
 	}
 	printf("sigwait ok\n");

@@ -7,25 +7,13 @@
  * Each section prints one deterministic line.  Exit 0 on success, 1 on
  * any detected error.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <errno.h>
-#include <pthread.h>
+#include "tp.h"
+
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond, ...) do { if (!(cond)) { \
-	fprintf(stderr, "tp_sync:%d: ", __LINE__); fprintf(stderr, __VA_ARGS__); \
-	fputc('\n', stderr); __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST); } } while (0)
 #define OK(call) do { int rc_ = (call); CHECK(rc_ == 0, "%s = %d (%s)", #call, rc_, strerror(rc_)); } while (0)
 
 static void start(pthread_t *t, void *(*fn)(void *), void *arg)
@@ -630,8 +618,8 @@ int main(void)
 	test_keys();
 	test_detached();
 	test_join();
-	if (failures) {
-		fprintf(stderr, "tp_sync: %d failures\n", failures);
+	if (tp_failures) {
+		fprintf(stderr, "tp_sync: %d failures\n", tp_failures);
 		return 1;
 	}
 	printf("sync ok\n");

@@ -109,15 +109,9 @@ int xt_dot_render(const char *path, const char *fmt, const struct xt_graph *g,
 	FILE *f;
 
 	snprintf(tflag, sizeof(tflag), "-T%s", fmt);
-	if (pipe(p) < 0)
-		return -errno;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return -errno;
-	}
+	pid = xt_fork_piped(p, 0);
+	if (pid < 0)
+		return pid;
 	if (pid == 0) {
 		dup2(p[0], 0);
 		close(p[0]);

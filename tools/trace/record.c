@@ -431,6 +431,22 @@ static void child(char **argv, int errfd, int seccomp)
 	_exit(127);
 }
 
+pid_t xt_fork_piped(int p[2], int flags)
+{
+	pid_t pid;
+
+	if (pipe2(p, flags) < 0)
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		pid = -errno;
+		close(p[0]);
+		close(p[1]);
+	}
+	return pid;
+}
+
 static int start(struct rec *r, char **argv, int *errfd)
 {
 	int p[2], st;
@@ -441,15 +457,9 @@ static int start(struct rec *r, char **argv, int *errfd)
 
 	if (r->o->seccomp)
 		opts |= PTRACE_O_TRACESECCOMP;
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return -errno;
-	}
+	pid = xt_fork_piped(p, O_CLOEXEC);
+	if (pid < 0)
+		return pid;
 	if (pid == 0)
 		child(argv, p[1], r->o->seccomp);
 	close(p[1]);

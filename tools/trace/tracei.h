@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define XT_NARGS 6
 #define XT_NR_EXTRA 1000	/* names missing from the table get nr >= this */
@@ -225,6 +226,10 @@ void xt_report_json(FILE *f, const struct xt_graph *g,
 		    const struct xt_cand *c, int nc, const struct xt_outopt *o);
 void xt_dot(FILE *f, const struct xt_graph *g, const struct xt_cand *c,
 	    int nc, const struct xt_outopt *o);
+/* A pipe (pipe2 flags) and a fork, stdio flushed first so the child
+ * does not write it again (record.c): 0 in the child, its pid in the
+ * parent, or -errno with the pipe closed again. */
+pid_t xt_fork_piped(int p[2], int flags);
 /* Runs `dot -T<fmt> -o path` on the graph; -errno or -ECHILD when dot failed. */
 int xt_dot_render(const char *path, const char *fmt, const struct xt_graph *g,
 		  const struct xt_cand *c, int nc, const struct xt_outopt *o);
