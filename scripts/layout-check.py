@@ -268,8 +268,11 @@ def check_duplicates(root, seconds):
     out = subprocess.run([tool, "--most", "200", "--seconds", str(seconds)],
                          cwd=root, capture_output=True, text=True).stdout
     rows = [l for l in out.splitlines() if re.match(r"D\d+ ", l)]
+    # the syscall table's rows are data, one initializer a call: alike
+    # by format, not repeated logic
     real = [l for l in rows if not l.endswith("boilerplate")
-            and "boilerplate (+" not in l]
+            and "boilerplate (+" not in l
+            and not re.search(r"src/table/[^/ ]+\.h:", l)]
     incomplete = [l for l in out.splitlines() if l.startswith("incomplete:")]
     if incomplete:
         print("note: duplicates did not finish (%s): repeated code not checked"
