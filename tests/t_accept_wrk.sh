@@ -45,14 +45,8 @@ xsc=$build/xsc srv=$build/tests/acceptd count=$build/tests/entries_during
 [ -f "$build/libxsc-preload.so" ] || { echo "skip: no preload library (sanitizer build)"; exit 77; }
 command -v wrk >/dev/null || { echo "skip: no wrk (scripts/deps.sh test installs it)"; exit 77; }
 [ -x "$srv" ] && [ -x "$count" ] || { echo "FAIL: $srv or $count not built"; exit 1; }
-if "$xsc" run -- /bin/true 2>&1 | grep -q 'running the program natively'; then
-	echo "skip: xsc run cannot engage here"; exit 77
-fi
-if "$xsc" info 2>/dev/null | grep -q '^io_uring: *unavailable'; then
-	echo "skip: io_uring unavailable here: $("$xsc" info 2>/dev/null | sed -n 's/^io_uring: *//p')"
-	exit 77
-fi
-unset XSC_BACKEND XSC_THREADS XSC_VERBOSE XSC_TRANSPARENT XSC_HW XSC_HOST_PROFILE
+. "$(dirname "$0")/ringrun_lib.sh"
+need_ring_run "$xsc"
 
 configs="native uring sqpoll worker"
 nthreads=1000

@@ -21,16 +21,9 @@ command -v strace >/dev/null || { echo "skip: no strace"; exit 77; }
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 command -v wrk >/dev/null || { echo "skip: no wrk (scripts/deps.sh test installs it)"; exit 77; }
 [ -x "$srv" ] || { echo "skip: $srv not built"; exit 77; }
-if "$xsc" run -- /bin/true 2>&1 | grep -q 'running the program natively'; then
-	echo "skip: xsc run cannot engage here"; exit 77
-fi
-# the count is of batched calls: with io_uring refused (a seccomp filter,
-# make test's nouring pass) every call runs on a syscall thread
-if "$xsc" info 2>/dev/null | grep -q '^io_uring: *unavailable'; then
-	echo "skip: io_uring unavailable here: $("$xsc" info 2>/dev/null | sed -n 's/^io_uring: *//p')"
-	exit 77
-fi
-unset XSC_BACKEND XSC_THREADS XSC_VERBOSE XSC_TRANSPARENT XSC_HW XSC_HOST_PROFILE
+# the count is of batched calls
+. "$here/ringrun_lib.sh"
+need_ring_run "$xsc"
 . "$here/httpd_lib.sh"
 httpd_tmp t_entries || { echo "FAIL: no root"; exit 1; }
 printf '%s\n' "null_syscall_ns 1100" "posted_batch1_ns 1250" "posted_batch32_ns 100" \
