@@ -147,7 +147,10 @@ XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 	/* the pending ring is a power of two: a mask, not a wrap test */
 	for (x->pend_mask = 1; x->pend_mask < x->n; x->pend_mask <<= 1)
 		;
-	x->free_ids = calloc(x->n + x->pend_mask, sizeof(int));
+	/* one allocation: the free stack (n), the pending ring and the ring
+	 * of entries handed back (pend_mask + 1 each) */
+	x->free_ids = calloc(x->n + 2 * (size_t)x->pend_mask, sizeof(int));
+	x->back = (uint32_t *)(x->free_ids + x->n + x->pend_mask);
 	x->pend_mask--;
 	if (!x->ent || !x->slot || !x->aux || !x->free_ids) {
 		free(x->ent);
@@ -265,9 +268,10 @@ XSC_EXPORT int xsc_close(struct xsc *x)
 	if (xsc__foreign(x))
 		return close_foreign(x);
 	drop_pending(x);
-	if (x->have_ring)
+	if (x->have_ring) {
 		xsc__uring_cancel_all(x);
-	else if (x->ring_open)
+		xsc__reroute(x);	/* what a ring lost meanwhile gave back */
+	} else if (x->ring_open)
 		/* a lost ring cannot be entered to cancel or wait: closing its
 		 * fd below cancels what the kernel still has */
 		x->inflight_uring = 0;
@@ -467,9 +471,9 @@ void xsc__sandboxed(struct xsc *x, const char *why, int backend)
 			 x->cfg.backend == XSC_BACKEND_INLINE ? "in the calling thread" :
 			 "on syscall threads, which carry it");
 	if (x->have_ring)
-		xsc__uring_retire(x);
-	else
-		xsc__route_all(x);
+		xsc__uring_retire(x);	/* hands back what it did not take */
+	x->routes_stale = true;
+	xsc__reroute(x);
 }
 
 XSC_EXPORT int xsc_sandbox_changed(struct xsc *x)
@@ -486,7 +490,7 @@ static void run_inline(struct xsc *x, int id)
 	const char *why;
 
 	/* The reaper never issues a call that may block (docs/design.md):
-	 * redispatch sends those to a syscall thread, and comes here with
+	 * reroute_one sends those to a syscall thread, and comes here with
 	 * one only when no syscall thread can be started. */
 	assert(!x->reaping || !xsc__may_block(xsc__sysdef(e->sysno)) ||
 	       !x->wk);
@@ -521,6 +525,7 @@ static __attribute__((noinline)) bool dispatch_other(struct xsc *x, int id,
 	    x->barrier_flush != x->st.flushes + 1) {
 		xsc__sqpoll_barrier(x);
 		x->barrier_flush = x->st.flushes + 1;
+		xsc__reroute(x);	/* the ring lost in it: those first */
 	}
 	if (b == XSC_BACKEND_WORKER && start_worker(x, id) == 0)
 		return true;
@@ -528,8 +533,14 @@ static __attribute__((noinline)) bool dispatch_other(struct xsc *x, int id,
 	return false;
 }
 
-void xsc__redispatch(struct xsc *x, int id)
+/* An entry an executor handed back (BUSY, off its books; v is
+ * XSC_V_RETRY_SYNC or XSC_V_RING_LOST) goes to the row's fallback
+ * executor: a syscall thread for calls that may block, the caller only
+ * for calls that cannot (or when no syscall thread can be started), so
+ * a reaper never blocks here. */
+static void reroute_one(struct xsc *x, int id, enum xsc_verdict v)
 {
+	(void)v;	/* both: the kernel's own answer, from the fallback */
 	if (!xsc__bound(xsc__sysdef(x->ent[id].sysno), x->ent[id].args) &&
 	    xsc__fallback_route(x, x->ent[id].sysno) == XSC_BACKEND_WORKER &&
 	    start_worker(x, id) == 0) {
@@ -537,6 +548,23 @@ void xsc__redispatch(struct xsc *x, int id)
 		return;
 	}
 	run_inline(x, id);
+}
+
+/* In the order they were handed back.  An inline entry's done_cb may
+ * flush or reap meanwhile, which comes here too: the ring is consumed
+ * from x, one entry at a time. */
+void xsc__reroute_slow(struct xsc *x)
+{
+	if (x->routes_stale) {
+		x->routes_stale = false;
+		xsc__route_all(x);	/* around the lost ring */
+	}
+	while (x->nback) {
+		uint32_t b = x->back[x->back_head];
+		x->back_head = (x->back_head + 1) & x->pend_mask;
+		x->nback--;
+		reroute_one(x, (int)(b >> 2), (enum xsc_verdict)(b & 3));
+	}
 }
 
 /* The SQ has no room for another entry's SQEs: submit what it holds
@@ -551,6 +579,7 @@ static __attribute__((noinline)) bool flush_room(struct xsc *x, unsigned *h,
 	x->pend_head = *h;
 	x->npending = *left;
 	ok = xsc__sq_room_slow(x, XSC_MAX_PARTS);
+	xsc__reroute(x);	/* before the entries behind them */
 	*h = x->pend_head;
 	*left = x->npending;
 	return ok;
@@ -609,8 +638,10 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 	}
 	x->pend_head = h;
 	x->npending = 0;
-	if (x->have_ring)
+	if (x->have_ring) {
 		xsc__uring_submit(x);
+		xsc__reroute(x);
+	}
 	if (kick)
 		xsc__worker_kick(x);
 	if (n)
@@ -628,6 +659,13 @@ static int reap(struct xsc *x)
 		n += xsc__uring_reap(x);
 		if (x->sq_ready)	/* blocking forms of non-blocking attempts */
 			xsc__uring_submit(x);
+		if (x->nback || x->routes_stale) {
+			/* still the reaper: nothing that may block runs here */
+			bool was = x->reaping;
+			x->reaping = true;
+			xsc__reroute_slow(x);
+			x->reaping = was;
+		}
 	}
 	if (x->inflight_worker)
 		n += xsc__worker_reap(x);
@@ -654,6 +692,7 @@ static int block_on(struct xsc *x, uint32_t seen, int64_t timeout_ns, bool kick)
 		ret = xsc__futex_wait_kick(x, seen, timeout_ns) == -EINTR ? -EINTR : 0;
 	if (!x->futex_armed)
 		atomic_store(&x->owner_waiting, 0);
+	xsc__reroute(x);	/* the wait found the ring lost */
 	return ret;
 }
 
@@ -800,6 +839,8 @@ static void drop_pending(struct xsc *x)
 
 XSC_EXPORT int xsc_cancel(struct xsc *x, int id)
 {
+	int err;
+
 	if (!valid(x, id))
 		return -EINVAL;
 	if (xsc__foreign(x))
@@ -813,7 +854,9 @@ XSC_EXPORT int xsc_cancel(struct xsc *x, int id)
 	case XSC_BUSY:
 		if (x->slot[id].backend == XSC_BACKEND_WORKER)
 			return xsc__worker_cancel(x, id);
-		return xsc__uring_cancel(x, id);
+		err = xsc__uring_cancel(x, id);
+		xsc__reroute(x);	/* its submission found the ring lost */
+		return err;
 	case XSC_DONE:
 		return -EALREADY;
 	default:

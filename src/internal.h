@@ -171,6 +171,13 @@ struct xsc {
 	unsigned pend_head;	/* npending of them from pend_head; */
 	unsigned pend_mask;	/* the ring holds pend_mask + 1 >= n */
 	unsigned npending;
+	/* entries the executors handed back to the dispatcher (struct
+	 * xsc_verdict): a ring of nback of them from back_head, id << 2 |
+	 * verdict, pend_mask + 1 long; an entry is in it at most once */
+	uint32_t *back;
+	unsigned back_head, nback;
+	bool routes_stale;	/* the ring was lost since the routes were
+				   made (xsc__reroute makes them again) */
 	unsigned flush_at;	/* cfg.batch_threshold, or UINT_MAX for none */
 	unsigned ndone;		/* DONE and not released */
 	unsigned inflight_uring; /* entries with CQEs outstanding */
@@ -230,6 +237,46 @@ struct xsc {
 	void *mc;		/* multi-call state (multicall.c), or NULL */
 	struct xsc_stats st;
 };
+
+/* ---- what an executor says of an entry -------------------------------
+ *
+ * The executors never re-route an entry themselves: one they cannot or
+ * must not finish goes back to the dispatcher (handle.c), which alone
+ * chooses another executor.  An entry given to the ring at flush comes
+ * back as a return value (the translation's prep); one the ring gives up
+ * later (a reaped CQE, a ring lost with SQEs in it) is handed back with
+ * xsc__hand_back, in order, and the dispatcher re-routes it in
+ * xsc__reroute as soon as the executor call that handed it back returns
+ * to it.  Until then it stays BUSY, off every executor's books. */
+enum xsc_verdict {
+	XSC_V_DONE,		/* the executor has it: queued, in flight, or
+				   its result recorded */
+	XSC_V_DECLINED,		/* its translation cannot express these
+				   arguments exactly; nothing was queued: the
+				   row's fallback runs it */
+	XSC_V_RETRY_SYNC,	/* io_uring's answer can differ from the
+				   call's, and running it again is harmless:
+				   the row's fallback runs it (never blocking
+				   in the reaper) */
+	XSC_V_RING_LOST,	/* the ring was lost before the kernel took its
+				   SQE: nothing ran; the row's fallback runs it */
+};
+
+static inline void xsc__hand_back(struct xsc *x, int id, enum xsc_verdict v)
+{
+	x->back[(x->back_head + x->nback++) & x->pend_mask] = (uint32_t)id << 2 | v;
+}
+
+/* The dispatcher re-routes what was handed back (and, after a ring was
+ * lost, routes every number again).  Called by the dispatcher after each
+ * executor call that may hand entries back, and by multi-calls, which
+ * drive the ring themselves (multicall_uring.c). */
+void xsc__reroute_slow(struct xsc *x);
+static inline void xsc__reroute(struct xsc *x)
+{
+	if (__builtin_expect(x->nback != 0 || x->routes_stale, 0))
+		xsc__reroute_slow(x);
+}
 
 /* ---- dispatcher helpers used by the executors ------------------------- */
 
@@ -352,11 +399,6 @@ long xsc__exec_sync(const struct xsc_entry *e);
  * it).  Its result, or -errno. */
 #define XSC_TAG_OWN (~0ULL)
 long xsc__call_own(struct xsc *x, long nr, long a0, long a1, long a2);
-/* Reaper: entry id (BUSY, taken off its executor's books) goes to the
- * row's fallback executor: a syscall thread for calls that may block,
- * the reaper itself only for calls that cannot (handle.c). */
-void xsc__redispatch(struct xsc *x, int id);
-
 /* Multi-calls (multicall.c) own every SQE whose user_data has bit 63
  * set; the reaper hands their CQEs to this hook. */
 #define XSC_UD_MC (1ULL << 63)
@@ -424,8 +466,9 @@ void xsc__sqpoll_barrier(struct xsc *x);
  * the fallback, later calls are routed around the ring (uring.c). */
 void xsc__uring_lost(struct xsc *x, int err);
 /* Stops using the ring for good (after x->cfg.backend and x->reason are
- * set): routes again, and gives every entry whose SQE the kernel did not
- * take to its new route; those it took complete as before. */
+ * set): marks the routes stale and hands back every entry whose SQE the
+ * kernel did not take (XSC_V_RING_LOST); those it took complete as
+ * before.  The caller's dispatcher then calls xsc__reroute. */
 void xsc__uring_retire(struct xsc *x);
 /* The caller's sandbox or credentials changed (handle.c): from now on
  * everything runs on `backend` (INLINE: in the caller; WORKER: on syscall
@@ -535,8 +578,12 @@ static inline void xsc__wait_done(struct xsc *x, uint64_t tag, long revents)
  * neither. */
 static inline int xsc__wait_fd(struct xsc *x, int fd, unsigned events, uint64_t tag)
 {
-	if (x->have_ring)
-		return xsc__uring_wait_fd(x, fd, events, tag);
+	if (x->have_ring) {
+		/* making room may find the ring lost: its entries go on */
+		int ret = xsc__uring_wait_fd(x, fd, events, tag);
+		xsc__reroute(x);
+		return ret;
+	}
 	if (x->fdw)
 		return xsc__fdwait_add(x, fd, events, tag);
 	return -ENOTSUP;

@@ -513,6 +513,7 @@ static int run(struct mc_run *r, int want, struct xsc_mc_report *rep)
 		r->c[i].ret = -ECANCELED;
 	if (path == XSC_MC_URING) {
 		xsc__mc_uring_run(r);
+		xsc__reroute(r->x);	/* what a ring lost under it gave back */
 		/* declined before running anything, or the ring was lost
 		 * mid-chain: the rest goes on from r->next */
 		if (!r->stopped)

@@ -433,8 +433,10 @@ static long run_one_sync(struct urun *u, const int64_t a[6], long nr)
 
 	e.sysno = (uint16_t)nr;
 	memcpy(e.args, a, sizeof(e.args));
-	if (u->r->x->sqpoll && xsc__sys[nr].uring.no_sqpoll)
+	if (u->r->x->sqpoll && xsc__sys[nr].uring.no_sqpoll) {
 		xsc__sqpoll_barrier(u->r->x);	/* a close: after the poller let go */
+		xsc__reroute(u->r->x);	/* what a ring lost there gave back */
+	}
 	u->r->x->st.crossings++;
 	return xsc__exec_sync(&e);
 }
@@ -589,6 +591,9 @@ static bool enter(struct urun *u)
 			u->m -= x->lost_mc_left;
 		}
 		xsc__uring_reap(x);
+		/* others' entries the ring gave back (a retry, the ring lost)
+		 * go on now, as between two flushes */
+		xsc__reroute(x);
 		if (u->got >= u->m)
 			break;
 		/* a failed SQE of someone else's can stop a submission */
@@ -731,8 +736,10 @@ void xsc__mc_uring_run(struct mc_run *r)
 		u->k_iters = (CAP - once) / body ? (CAP - once) / body : 1;
 	u->prev = cur;
 	cur = u;
-	if (r->x->sq_ready)	/* others' SQEs first: one could stop a submit */
+	if (r->x->sq_ready) {	/* others' SQEs first: one could stop a submit */
 		xsc__uring_submit(r->x);
+		xsc__reroute(r->x);
+	}
 	if (register_slots(u)) {
 		while (!r->stopped && r->x->have_ring) {
 			u->gen = ++st->gen;

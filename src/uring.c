@@ -318,8 +318,9 @@ struct io_uring_sqe *xsc__sqe_slow(struct xsc *x, int id, int part)
  * so everything past the SQ head is still ours.  An SQPOLL poller takes
  * published SQEs without any enter, at any moment; sqpoll_taken() makes
  * the boundary exact first.  Each entry whose SQE the kernel did not take
- * goes to the fallback executor exactly once, the rest of a short write
- * ends with the count written so far, and later calls are routed around
+ * is handed back to the dispatcher (XSC_V_RING_LOST), which gives it to
+ * the fallback executor exactly once; the rest of a short write ends with
+ * the count written so far, and the dispatcher routes later calls around
  * the ring.  Entries the kernel took complete as before (their CQEs need
  * no enter: task work runs on any system call, an SQPOLL poller posts its
  * own, and waits poll the CQ).  When the error says a sandbox refused
@@ -382,7 +383,7 @@ void xsc__uring_retire(struct xsc *x)
 	x->futex_armed = false;
 	x->lost_mc_left = 0;
 	x->pr.reason = x->reason;
-	xsc__route_all(x);
+	x->routes_stale = true;	/* the dispatcher routes again */
 	for (unsigned i = from; i != sq->sqe_tail; i++) {
 		uint64_t ud = sq->sqes[i & sq->ring_mask].user_data;
 		int id = (int)(ud >> 2);
@@ -408,7 +409,7 @@ void xsc__uring_retire(struct xsc *x)
 		if (s->mode & (XSC_M_REST | XSC_M_KIND))
 			xsc__complete(x, id, s->acc);	/* what was read */
 		else
-			xsc__redispatch(x, id);
+			xsc__hand_back(x, id, XSC_V_RING_LOST);
 	}
 	sq->sqe_head = sq->sqe_tail;
 	x->sq_ready = 0;
@@ -507,23 +508,28 @@ void xsc__sqpoll_barrier(struct xsc *x)
 	}
 }
 
-static void finish_slow(struct xsc *x, int id);
+static enum xsc_verdict finish_slow(struct xsc *x, int id);
 
 /* An entry's last CQE arrived: its result, unless the translation needs
- * a say (done function) -- then finish_slow. */
+ * a say (done function) -- then finish_slow, whose verdict may hand the
+ * entry back to the dispatcher. */
 static inline void finish(struct xsc *x, int id)
 {
 	const struct xsc_sysdef *d = &xsc__sys[x->ent[id].sysno];
+	enum xsc_verdict v;
 
 	if (__builtin_expect(d->uring.done != NULL, 0)) {
-		finish_slow(x, id);
+		if ((v = finish_slow(x, id)) != XSC_V_DONE)
+			xsc__hand_back(x, id, v);
 		return;
 	}
 	x->inflight_uring--;
 	xsc__complete_inl(x, id, slot_of(x, id)->res[0]);
 }
 
-static void finish_slow(struct xsc *x, int id)
+/* The done function's say: XSC_V_DONE (a result, or a new SQE in
+ * flight), or XSC_V_RETRY_SYNC (taken off the ring's books). */
+static enum xsc_verdict finish_slow(struct xsc *x, int id)
 {
 	struct xsc_entry *e = &x->ent[id];
 	struct xsc_slot *s = slot_of(x, id);
@@ -532,7 +538,7 @@ static void finish_slow(struct xsc *x, int id)
 		   (s->mode & XSC_M_KIND) ? xsc__kind_done(x, id) : d->uring.done(x, id);
 
 	if (ret == XSC_PENDING)
-		return;		/* a new SQE is queued: still in flight */
+		return XSC_V_DONE;	/* a new SQE is queued: still in flight */
 	if (ret == XSC_RESUBMIT && atomic_load(&s->canceled))
 		ret = -ECANCELED;	/* canceled before it ran */
 	if (ret == XSC_RESUBMIT && !x->have_ring)
@@ -542,18 +548,16 @@ static void finish_slow(struct xsc *x, int id)
 		int parts = xsc__sq_room(x, XSC_MAX_PARTS) ? d->uring.prep(x, id) : 0;
 		if (parts > 0) {
 			s->parts = (uint8_t)parts;
-			return;		/* still in flight, now blocking */
+			return XSC_V_DONE;	/* still in flight, now blocking */
 		}
 		ret = XSC_RETRY_SYNC;	/* nothing ran yet */
 	}
 	x->inflight_uring--;
-	if (ret == XSC_RETRY_SYNC) {
-		/* the kernel's own answer, from the row's fallback: never a
-		 * blocking call here (the reaper may be a scheduler) */
-		xsc__redispatch(x, id);
-		return;
-	}
+	if (ret == XSC_RETRY_SYNC)
+		return XSC_V_RETRY_SYNC;	/* the kernel's own answer, from
+						   the row's fallback */
 	xsc__complete(x, id, ret);
+	return XSC_V_DONE;
 }
 
 /* Reaps every CQE available; no system call. */
