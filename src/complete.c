@@ -7,7 +7,7 @@
  * flushes or routes; it calls no executor, so the executors can call it
  * without reaching back up into handle.c.
  */
-#include "internal.h"
+#include "complete.h"
 
 #include <limits.h>
 #include <linux/futex.h>

@@ -19,7 +19,10 @@
  * not ours to call.  An fd that epoll refuses (a regular file: always
  * ready) makes the wait fail, and the call simply goes out.
  */
-#include "internal.h"
+#include "fdwait.h"
+#include "complete.h"
+#include "ownthreads.h"
+#include "probe.h"
 
 #include <errno.h>
 #include <pthread.h>

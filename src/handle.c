@@ -16,7 +16,14 @@
  * single-threaded; its functions, which the executors call too, are in
  * complete.c, below this file.
  */
-#include "internal.h"
+#include "handle.h"
+#include "dispatch.h"
+#include "complete.h"
+#include "creds.h"
+#include "fdwait.h"
+#include "probe.h"
+#include "uring.h"
+#include "worker.h"
 
 #include <assert.h>
 #include <limits.h>
@@ -650,6 +657,19 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 }
 
 /* ---- waiting ---------------------------------------------------------- */
+
+int xsc__wait_fd(struct xsc *x, int fd, unsigned events, uint64_t tag)
+{
+	if (x->have_ring) {
+		/* making room may find the ring lost: its entries go on */
+		int ret = xsc__uring_wait_fd(x, fd, events, tag);
+		xsc__reroute(x);
+		return ret;
+	}
+	if (x->fdw)
+		return xsc__fdwait_add(x, fd, events, tag);
+	return -ENOTSUP;
+}
 
 static int reap(struct xsc *x)
 {

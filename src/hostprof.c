@@ -26,7 +26,7 @@
  * a default), the key lines optional.  Tests use it to see the decisions
  * an expensive host makes on any machine.
  */
-#include "internal.h"
+#include "probe.h"
 #include "hostprof.h"
 
 #include <fcntl.h>

@@ -31,7 +31,7 @@
  * Only raw system calls and liburing: this may run while transparent
  * mode starts, before the program's threads exist (preload/start.c).
  */
-#include "internal.h"
+#include "probe.h"
 #include "hostprof.h"
 
 #include <cpuid.h>

@@ -23,13 +23,16 @@
  * saves crossings).
  */
 #include "multicall.h"
+#include "complete.h"
+#include "dispatch.h"
+#include "handle.h"
+#include "probe.h"
+#include "ucopy.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
-
-#include "rawsys.h"
 
 static const char *const path_why[] = {
 	[XSC_MC_URING] = "io_uring: linked SQEs",

@@ -44,6 +44,9 @@
  */
 #include "multicall.h"
 #include "uring_prep.h"
+#include "complete.h"
+#include "dispatch.h"
+#include "uring.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -26,9 +26,11 @@
  * its start routine (runtime.c vcpu_spawn, fdwait.c, worker.c,
  * preload/signals.c tp_watch).  Raw clones (clone.S) are not counted.
  */
-#include "internal.h"
+#include "ownthreads.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stddef.h>
 
 static unsigned *nthreads;	/* glibc's count, or NULL */
 static pthread_once_t once = PTHREAD_ONCE_INIT;

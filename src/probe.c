@@ -18,7 +18,9 @@
  * cannot express exactly); that entry takes the fallback route of its row,
  * counted in xsc_stats.declined.
  */
-#include "internal.h"
+#include "probe.h"
+#include "complete.h"
+#include "uring.h"
 
 #include <fcntl.h>
 #include <stdio.h>

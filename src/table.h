@@ -26,7 +26,7 @@ struct xsc;
 typedef int (*xsc_prep_fn)(struct xsc *x, int id);
 
 /* Turns the CQE result(s) into the syscall's result (uring.c's finish);
- * see internal.h for the values it may return besides a result. */
+ * see uring.h for the values it may return besides a result. */
 typedef long (*xsc_done_fn)(struct xsc *x, int id);
 
 /* .block: may the call wait for something outside the caller (a peer, a

@@ -24,6 +24,10 @@
  * overflow list until the reaper enters.
  */
 #include "uring_prep.h"
+#include "complete.h"
+#include "fdkind.h"
+#include "handle.h"
+#include "probe.h"
 
 #include <fcntl.h>
 #include <poll.h>

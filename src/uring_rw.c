@@ -31,6 +31,7 @@
  * the request linked behind it).  They run on the syscall threads.
  */
 #include "uring_prep.h"
+#include "ucopy.h"
 
 #include <fcntl.h>
 #include <string.h>

@@ -78,7 +78,10 @@
  * out, and was rejected: a retried nanosleep, poll or futex wait starts
  * its timeout over.
  */
-#include "internal.h"
+#include "worker.h"
+#include "complete.h"
+#include "creds.h"
+#include "ownthreads.h"
 
 #include <limits.h>
 #include <linux/futex.h>

@@ -1,0 +1,21 @@
+/*
+ * libxsc.h - all of libxsc's internal headers at once, for the xsc
+ * threads runtime (src/sched/) and the shim (src/preload/), which use a
+ * little of almost every module.  The library's own files include only
+ * the headers they use.
+ */
+#ifndef XSC_LIBXSC_H
+#define XSC_LIBXSC_H
+#include "internal.h"
+#include "complete.h"
+#include "creds.h"
+#include "dispatch.h"
+#include "fdkind.h"
+#include "fdwait.h"
+#include "handle.h"
+#include "ownthreads.h"
+#include "probe.h"
+#include "ucopy.h"
+#include "uring.h"
+#include "worker.h"
+#endif
