@@ -22,7 +22,7 @@
 #include "fdwait.h"
 #include "complete.h"
 #include "ownthreads.h"
-#include "probe.h"
+#include "rawio.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -26,11 +26,13 @@
  * a default), the key lines optional.  Tests use it to see the decisions
  * an expensive host makes on any machine.
  */
-#include "probe.h"
 #include "hostprof.h"
+#include "rawio.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -31,8 +31,9 @@
  * Only raw system calls and liburing: this may run while transparent
  * mode starts, before the program's threads exist (preload/start.c).
  */
-#include "probe.h"
 #include "hostprof.h"
+#include "internal.h"
+#include "rawio.h"
 
 #include <cpuid.h>
 #include <linux/futex.h>

@@ -15,6 +15,7 @@
 #include "handle.h"
 #include "ownthreads.h"
 #include "probe.h"
+#include "rawio.h"
 #include "ucopy.h"
 #include "uring.h"
 #include "worker.h"

@@ -27,7 +27,7 @@
 #include "complete.h"
 #include "fdkind.h"
 #include "handle.h"
-#include "probe.h"
+#include "rawio.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -26,7 +26,7 @@
 
 #include "testlib.h"
 #include "xsc.h"
-#include "probe.h"	/* xsc__status_field */
+#include "rawio.h"	/* xsc__status_field */
 
 static struct xsc *x;
 static int p[2];
