@@ -27,7 +27,7 @@
 #include <sys/syscall.h>
 
 #include "creds.h"
-#include "complete.h"
+#include "rawio.h"
 #include "rawsys.h"
 
 #define MAX_CREDS 64

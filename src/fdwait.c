@@ -20,7 +20,7 @@
  * ready) makes the wait fail, and the call simply goes out.
  */
 #include "fdwait.h"
-#include "complete.h"
+#include "done.h"
 #include "ownthreads.h"
 #include "rawio.h"
 

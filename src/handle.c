@@ -14,14 +14,16 @@
  * Completions are collected only by the owner (xsc_poll/xsc_wait reap the
  * CQ and the worker completion stack), so all bookkeeping is
  * single-threaded; its functions, which the executors call too, are in
- * complete.c, below this file.
+ * done.c, below this file, and every inline call goes through exec.c.
  */
 #include "handle.h"
-#include "dispatch.h"
-#include "complete.h"
 #include "creds.h"
+#include "dispatch.h"
+#include "done.h"
+#include "exec.h"
 #include "fdwait.h"
 #include "probe.h"
+#include "rawio.h"
 #include "uring.h"
 #include "worker.h"
 
@@ -29,6 +31,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -257,6 +260,12 @@ bool xsc__owner_alive(const struct xsc *x)
 	 * process with its id would count as alive: the safe side) */
 	return x->gen == atomic_load(&xsc__fork_gen) &&
 	       xsc__sys3(SYS_tgkill, xsc__sys0(SYS_getpid), x->owner_tid, 0) != -ESRCH;
+}
+
+/* Replaced by multicall.c's definition when multi-calls are linked in. */
+__attribute__((weak)) void xsc__mc_close(struct xsc *x)
+{
+	(void)x;
 }
 
 /* A forked child's copy of one of the runtime's own (shared) handles. */

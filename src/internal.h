@@ -3,7 +3,7 @@
  * xsc), the per-entry slots beside the syscall pages, the status word
  * entries are handed over with, and what an executor says of an entry.
  * Each module's own functions are declared in its header (handle.h,
- * dispatch.h, complete.h, uring.h, worker.h, ...): a file includes the
+ * dispatch.h, done.h, uring.h, worker.h, ...): a file includes the
  * ones it calls.
  *
  * Memory-ordering contract (see also docs/design.md):
@@ -67,7 +67,7 @@ static inline int64_t xsc__now(void)
 
 /* A whole multi-call chain handed to a syscall thread is one entry of
  * this pseudo number (multicall.c); the inline execution runs it
- * (complete.c xsc__exec_sync). */
+ * (exec.c xsc__exec_sync). */
 #define XSC_NR_MC 1022
 /* The tag of a call of the library's own on the owner's handle
  * (dispatch.h xsc__call_own): counted as done, never given to done_cb. */

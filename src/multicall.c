@@ -23,8 +23,8 @@
  * saves crossings).
  */
 #include "multicall.h"
-#include "complete.h"
 #include "dispatch.h"
+#include "exec.h"
 #include "handle.h"
 #include "probe.h"
 #include "ucopy.h"

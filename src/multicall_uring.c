@@ -43,10 +43,11 @@
  *  - close of an io_uring fd: -EBADF is re-run synchronously.
  */
 #include "multicall.h"
-#include "uring_prep.h"
-#include "complete.h"
 #include "dispatch.h"
+#include "exec.h"
+#include "rawio.h"
 #include "uring.h"
+#include "uring_prep.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

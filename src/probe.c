@@ -19,7 +19,6 @@
  * counted in xsc_stats.declined.
  */
 #include "probe.h"
-#include "complete.h"
 #include "rawio.h"
 #include "uring.h"
 

@@ -2,20 +2,39 @@
  * rawio.c - xsc's own small I/O, with raw system calls and never stdio,
  * whose locks and FILE allocations the runtime must not take (a parked
  * fiber may hold stderr's lock in transparent mode, and malloc is not
- * ours to call there): a small /proc or /sys file read whole, a field of
- * /proc/self/status, and a descriptor of xsc's own moved out of the
- * range the program's descriptors come from.
+ * ours to call there): a line on stderr, a small /proc or /sys file read
+ * whole, a field of /proc/self/status, and a descriptor of xsc's own
+ * moved out of the range the program's descriptors come from.
  */
 #include "rawio.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include "rawsys.h"
+
+/* A line on stderr through write(2), not stdio: stderr's lock may be held
+ * by a parked fiber in transparent mode. */
+void xsc__say(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 1)
+		n = sizeof(buf) - 1;
+	if (n > 0)
+		xsc__sys3(SYS_write, 2, buf, n);
+}
 
 /* The soft limit is raised for the one F_DUPFD and put back at once: a
  * number at or above it is one the program's own calls never get, and

@@ -8,6 +8,9 @@
 
 #pragma GCC visibility push(hidden)
 
+/* One line on stderr with write(2): stderr's lock may be held by a parked
+ * fiber in transparent mode. */
+void xsc__say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Reads a small file (/proc, /sys) into buf, NUL-terminated.  Returns
  * the length or -errno. */
 long xsc__read_small(const char *path, char *buf, size_t len);

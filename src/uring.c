@@ -24,7 +24,7 @@
  * overflow list until the reaper enters.
  */
 #include "uring_prep.h"
-#include "complete.h"
+#include "done.h"
 #include "fdkind.h"
 #include "handle.h"
 #include "rawio.h"

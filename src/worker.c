@@ -79,9 +79,11 @@
  * its timeout over.
  */
 #include "worker.h"
-#include "complete.h"
 #include "creds.h"
+#include "done.h"
+#include "exec.h"
 #include "ownthreads.h"
+#include "rawio.h"
 
 #include <limits.h>
 #include <linux/futex.h>
