@@ -10,12 +10,7 @@
 
 #include "rawsys.h"
 
-/* Replaced by multicall.c's definition when multi-calls are linked in. */
-__attribute__((weak)) long xsc__mc_run(const struct xsc_entry *e)
-{
-	(void)e;
-	return -ENOSYS;
-}
+const struct xsc_mc_ops *_Atomic xsc__mc_ops;
 
 long xsc__call_here(long nr, const int64_t a[6])
 {
@@ -28,7 +23,9 @@ long xsc__exec_sync(const struct xsc_entry *e)
 {
 	if (e->sysno == XSC_NR_NOP)
 		return 0;
-	if (e->sysno == XSC_NR_MC)
-		return xsc__mc_run(e);
+	if (e->sysno == XSC_NR_MC) {
+		const struct xsc_mc_ops *mc = xsc__mc();
+		return mc ? mc->run(e) : -ENOSYS;
+	}
 	return xsc__call_here(e->sysno, e->args);
 }

@@ -12,10 +12,9 @@
  * (.refuse: vfork, clone, ...) is -EINVAL everywhere and never runs. */
 long xsc__call_here(long nr, const int64_t a[6]);
 /* Executes entry e synchronously in the calling thread: its call, a NOP,
- * or a chain entry (XSC_NR_MC) through xsc__mc_run. */
+ * or a chain entry (XSC_NR_MC) through the multi-call module's run
+ * (internal.h struct xsc_mc_ops). */
 long xsc__exec_sync(const struct xsc_entry *e);
-/* multicall.c's, when multi-calls are linked in (weak default: -ENOSYS). */
-long xsc__mc_run(const struct xsc_entry *e);
 
 #pragma GCC visibility pop
 #endif

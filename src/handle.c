@@ -241,7 +241,8 @@ static int close_foreign(struct xsc *x)
 				xsc__futex_wait_kick(x, atomic_load(&x->cseq), 1000000);
 		}
 	}
-	xsc__mc_close(x);
+	if (x->mc)	/* a multi-call's state: its module's to free */
+		xsc__mc()->close(x);
 	xsc__uring_teardown(x);
 	if (forked) {
 		xsc__workers_forget(x);
@@ -260,12 +261,6 @@ bool xsc__owner_alive(const struct xsc *x)
 	 * process with its id would count as alive: the safe side) */
 	return x->gen == atomic_load(&xsc__fork_gen) &&
 	       xsc__sys3(SYS_tgkill, xsc__sys0(SYS_getpid), x->owner_tid, 0) != -ESRCH;
-}
-
-/* Replaced by multicall.c's definition when multi-calls are linked in. */
-__attribute__((weak)) void xsc__mc_close(struct xsc *x)
-{
-	(void)x;
 }
 
 /* A forked child's copy of one of the runtime's own (shared) handles. */
@@ -300,7 +295,8 @@ XSC_EXPORT int xsc_close(struct xsc *x)
 		if (!reap(x))
 			block(x);
 	}
-	xsc__mc_close(x);
+	if (x->mc)	/* a multi-call's state: its module's to free */
+		xsc__mc()->close(x);
 	xsc__uring_teardown(x);
 	xsc__workers_stop(x);
 	xsc__fdwait_stop(x);	/* waits still parked are abandoned */

@@ -34,9 +34,6 @@ void xsc__handle_shared(struct xsc *x);
 void xsc__handle_forget(struct xsc *x);
 /* 1 when the thread that opened x still exists */
 bool xsc__owner_alive(const struct xsc *x);
-/* xsc_close frees x->mc through it: multicall.c's when multi-calls are
- * linked in (weak default: nothing). */
-void xsc__mc_close(struct xsc *x);
 
 #pragma GCC visibility pop
 #endif

@@ -257,5 +257,29 @@ static inline void xsc__hand_back(struct xsc *x, int id, enum xsc_verdict v)
 	x->back[(x->back_head + x->nback++) & x->pend_mask] = (uint32_t)id << 2 | v;
 }
 
+/* ---- where multi-calls plug in ------------------------------------------
+ *
+ * The multi-call module (multicall*.c) sits above the dispatcher: it
+ * posts through it and drives the ring itself.  The three places under
+ * it that meet its work reach it through these, which it registers
+ * before it runs its first chain (xsc_multicall_ex).  NULL until then,
+ * when no chain of its, SQE or state can exist; an XSC_NR_MC entry
+ * posted by hand then gets -ENOSYS, as one with a wrong cookie does. */
+struct xsc_mc_ops {
+	/* a chain entry (XSC_NR_MC) run in the calling thread (exec.c) */
+	long (*run)(const struct xsc_entry *e);
+	/* the CQE of one of its SQEs (user_data XSC_UD_MC: uring.c's reaper) */
+	void (*cqe)(struct xsc *x, uint64_t ud, int32_t res, uint32_t flags);
+	/* xsc_close: frees x->mc */
+	void (*close)(struct xsc *x);
+};
+/* exec.c; release store by the module, acquire loads (a syscall thread
+ * reads it for an entry the owner queued after registering) */
+extern const struct xsc_mc_ops *_Atomic xsc__mc_ops;
+static inline const struct xsc_mc_ops *xsc__mc(void)
+{
+	return atomic_load_explicit(&xsc__mc_ops, memory_order_acquire);
+}
+
 #pragma GCC visibility pop
 #endif

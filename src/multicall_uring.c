@@ -42,7 +42,7 @@
  *    io_uring left behind moved (lseek).
  *  - close of an io_uring fd: -EBADF is re-run synchronously.
  */
-#include "multicall.h"
+#include "multicall_uring.h"
 #include "dispatch.h"
 #include "exec.h"
 #include "rawio.h"
@@ -548,7 +548,7 @@ static unsigned build(struct urun *u)
 
 /* ---- submitting and collecting ------------------------------------------- */
 
-void xsc__mc_cqe(struct xsc *x, uint64_t ud, int32_t res, uint32_t flags)
+void xsc__mc_uring_cqe(struct xsc *x, uint64_t ud, int32_t res, uint32_t flags)
 {
 	uint32_t gen = (uint32_t)(ud >> 16);
 	unsigned j = (unsigned)(ud & 0xffff);

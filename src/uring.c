@@ -246,13 +246,6 @@ bool xsc__uring_has(struct xsc *x, unsigned op)
 	return x->probe && io_uring_opcode_supported(x->probe, (int)op);
 }
 
-/* Replaced by multicall.c's definition when multi-calls are linked in. */
-__attribute__((weak)) void xsc__mc_cqe(struct xsc *x, uint64_t ud, int32_t res,
-				       uint32_t flags)
-{
-	(void)x; (void)ud; (void)res; (void)flags;
-}
-
 int xsc__prep_nop(struct xsc *x, int id)
 {
 	io_uring_prep_nop(xsc__sqe(x, id, 0));
@@ -598,8 +591,11 @@ int xsc__uring_reap(struct xsc *x)
 			else if (!(ud & XSC_UD_MC)) {
 				xsc__wait_done(x, ud & ~XSC_UD_WAIT, cqe->res);
 				done++;
-			} else if (ud != UD_CANCEL && ud != UD_BARRIER)
-				xsc__mc_cqe(x, ud, cqe->res, cqe->flags);
+			} else if (ud != UD_CANCEL && ud != UD_BARRIER) {
+				const struct xsc_mc_ops *mc = xsc__mc();
+				if (mc)	/* set: only multi-calls make such SQEs */
+					mc->cqe(x, ud, cqe->res, cqe->flags);
+			}
 			continue;
 		}
 		int id = (int)(ud >> 2);

@@ -34,11 +34,10 @@
 #define XSC_M_KIND  16	/* a short read waits for its fd's type, asked
 			   with an IORING_OP_STATX (slot.acc: the count) */
 
-/* Multi-calls (multicall.c) own every SQE whose user_data has bit 63
- * set; the reaper hands their CQEs to this hook (weak default: nothing). */
+/* Multi-calls (multicall_uring.c) own every SQE whose user_data has bit
+ * 63 set; the reaper hands their CQEs to the module (struct xsc_mc_ops). */
 #define XSC_UD_MC (1ULL << 63)
 #define XSC_UD_WAIT (1ULL << 62)	/* a readiness wait: the rest is its tag */
-void xsc__mc_cqe(struct xsc *x, uint64_t ud, int32_t res, uint32_t flags);
 
 int xsc__uring_setup(struct xsc *x);
 /* io_uring_register(2) on the handle's ring, by fd or (once the fd is
