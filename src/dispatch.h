@@ -1,9 +1,10 @@
 /*
- * dispatch.h - the dispatcher (handle.c): what it offers the rest of the
- * library besides the public API.  It routes each entry to an executor,
- * re-routes what an executor hands back (internal.h, "what an executor
- * says of an entry"), and is the one place that switches a handle to
- * other executors when the caller's sandbox changes.
+ * dispatch.h - the dispatcher (dispatch.c, wait.c): what it offers the
+ * rest of the library besides the public API.  It routes each entry to
+ * an executor, re-routes what an executor hands back (internal.h, "what
+ * an executor says of an entry"), collects completions, and is the one
+ * place that switches a handle to other executors when the caller's
+ * sandbox changes.
  */
 #ifndef XSC_DISPATCH_H
 #define XSC_DISPATCH_H
@@ -55,6 +56,24 @@ void xsc__sandboxed(struct xsc *x, const char *why, int backend);
 /* What a call changes of the caller's sandbox or credentials, once it
  * succeeds ("seccomp filter", "Landlock", "credentials changed"), or NULL. */
 const char *xsc__sandboxing(long nr, const int64_t a[6]);
+
+/* ---- between handle.c, dispatch.c and wait.c ---- */
+
+/* Index in the pending ring of the k-th posted entry. */
+static inline unsigned xsc__pend_pos(const struct xsc *x, unsigned k)
+{
+	return (x->pend_head + k) & x->pend_mask;
+}
+/* Collects what every executor completed, no system call; re-routes what
+ * the ring handed back meanwhile.  The number of entries. */
+int xsc__reap(struct xsc *x);
+/* Sleeps until some executor completes something.  0 or -EINTR. */
+int xsc__block(struct xsc *x);
+/* Every posted, unflushed entry completes with -ECANCELED (close). */
+void xsc__drop_pending(struct xsc *x);
+/* Waits for entry id as a synchronous call would, then frees it: its
+ * result, -EINTR where a signal stopped it before it ran. */
+long xsc__call_wait(struct xsc *x, int id);
 
 #pragma GCC visibility pop
 #endif

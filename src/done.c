@@ -2,8 +2,8 @@
  * done.c - how the owner learns that entries are done: an entry's result
  * recorded and counted, handed to done_cb (then the entry is free), and
  * the wake word by which executors end the owner's sleep.  This is the
- * layer under the dispatcher (handle.c) and the executors (uring.c,
- * worker.c, multi-calls, the runtime); it calls neither.
+ * layer under the dispatcher (dispatch.c, wait.c) and the executors
+ * (uring*.c, worker.c, multi-calls, the runtime); it calls neither.
  */
 #include "done.h"
 

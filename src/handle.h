@@ -10,8 +10,10 @@
 #pragma GCC visibility push(hidden)
 
 /* True when the calling thread may not use x: not the thread that
- * opened it, or a forked child of it.  A few loads, no system call. */
-extern __thread char xsc__owner_mark;
+ * opened it, or a forked child of it.  A few loads, no system call: the
+ * mark's model is said here too, or every file but handle.c would reach
+ * it through __tls_get_addr (post and flush are in dispatch.c). */
+extern __thread char xsc__owner_mark __attribute__((tls_model("initial-exec")));
 extern _Atomic unsigned xsc__fork_gen;
 static inline bool xsc__foreign(const struct xsc *x)
 {
@@ -25,6 +27,12 @@ static inline bool xsc__foreign(const struct xsc *x)
 static inline bool xsc__foreign_thread(const struct xsc *x)
 {
 	return __builtin_expect(x->owner != &xsc__owner_mark, 0) && !x->shared;
+}
+
+/* An entry id of x (the public calls' first check). */
+static inline bool xsc__valid(const struct xsc *x, int id)
+{
+	return id >= 0 && (unsigned)id < x->n;
 }
 
 /* The runtime's own handles skip the ownership check (see struct xsc). */

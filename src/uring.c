@@ -470,7 +470,7 @@ int xsc__uring_submit(struct xsc *x)
  * on and met EPIPE (tp_fifo).  Before a close runs on its fallback, a NOP
  * goes through the ring: once the poller has taken it, the round that
  * posted every CQE seen so far is over (0 of 9,000 left open).  Bounded
- * by the poller's next round.  A flush asks once (handle.c). */
+ * by the poller's next round.  A flush asks once (dispatch.c). */
 void xsc__sqpoll_barrier(struct xsc *x)
 {
 	struct io_uring_sq *sq = &x->ring.sq;
