@@ -139,7 +139,7 @@ struct xsc {
 	const void *owner;
 	unsigned gen;
 	/* the kernel thread that opened it: its ring's registered index is
-	 * in that thread's table alone (uring.c ring_exit) */
+	 * in that thread's table alone (uring_setup.c ring_exit) */
 	int owner_tid;
 	/* process-wide credential changes the owner thread has taken
 	 * (creds.c); its syscall threads catch up to it */
@@ -268,7 +268,7 @@ static inline void xsc__hand_back(struct xsc *x, int id, enum xsc_verdict v)
 struct xsc_mc_ops {
 	/* a chain entry (XSC_NR_MC) run in the calling thread (exec.c) */
 	long (*run)(const struct xsc_entry *e);
-	/* the CQE of one of its SQEs (user_data XSC_UD_MC: uring.c's reaper) */
+	/* the CQE of one of its SQEs (user_data XSC_UD_MC: uring_reap.c) */
 	void (*cqe)(struct xsc *x, uint64_t ud, int32_t res, uint32_t flags);
 	/* xsc_close: frees x->mc */
 	void (*close)(struct xsc *x);

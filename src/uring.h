@@ -1,8 +1,8 @@
 /*
- * uring.h - the io_uring executor (uring.c): ring setup, SQEs, one
- * io_uring_enter per flush, reaping, waiting, cancel, a ring lost; and
- * the non-blocking-first protocol its translations share (uring_prep.h
- * has the translations themselves).
+ * uring.h - the io_uring executor: ring setup (uring_setup.c); SQEs, one
+ * io_uring_enter per flush, cancel, a ring lost and the non-blocking-first
+ * protocol its translations share (uring.c); reaping and waiting
+ * (uring_reap.c).  uring_prep.h has the translations themselves.
  */
 #ifndef XSC_URING_H
 #define XSC_URING_H
@@ -38,6 +38,10 @@
  * 63 set; the reaper hands their CQEs to the module (struct xsc_mc_ops). */
 #define XSC_UD_MC (1ULL << 63)
 #define XSC_UD_WAIT (1ULL << 62)	/* a readiness wait: the rest is its tag */
+/* The executor's own requests, whose CQEs complete no entry (uring.c). */
+#define XSC_UD_FUTEX (~0ULL)	/* the owner's FUTEX_WAIT on the wake word */
+#define XSC_UD_CANCEL (~1ULL)	/* an async cancel */
+#define XSC_UD_BARRIER (~2ULL)	/* xsc__sqpoll_barrier's NOP */
 
 int xsc__uring_setup(struct xsc *x);
 /* io_uring_register(2) on the handle's ring, by fd or (once the fd is
