@@ -26,7 +26,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "internal.h"
+#include "creds.h"
+#include "rawio.h"
 #include "rawsys.h"
 
 #define MAX_CREDS 64

@@ -20,7 +20,10 @@
  * not ours to call.  An fd that epoll refuses (a regular file: always
  * ready) makes the wait fail, and the call simply goes out.
  */
-#include "internal.h"
+#include "fdwait.h"
+#include "done.h"
+#include "ownthreads.h"
+#include "rawio.h"
 
 #include <errno.h>
 #include <pthread.h>

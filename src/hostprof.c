@@ -15,11 +15,13 @@
  *  - XSC_HOST_PROFILE=FILE forces a profile: every cost key required, a
  *    missing or malformed one an error naming it, never a default.
  */
-#include "internal.h"
 #include "hostprof.h"
+#include "rawio.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -16,8 +16,9 @@
  *    transparent mode starts, before the program's threads exist
  *    (preload/start.c).
  */
-#include "internal.h"
 #include "hostprof.h"
+#include "internal.h"
+#include "rawio.h"
 
 #include <cpuid.h>
 #include <linux/futex.h>

@@ -9,8 +9,10 @@
  * calls only (so a chain cannot loop or hang: at most n calls per
  * iteration and max_iter iterations), flags and loop options are checked.
  *
- * Three executors produce the results; mc_settle() applies the rules to
- * each result in order, the same code for all of them:
+ * Three executors produce the results; mc_settle() (multicall_rules.c,
+ * which every executor and this driver use, and which calls none of
+ * them) applies the rules to each result in order, the same code for all
+ * of them:
  *   uring   multicall_uring.c: linked SQEs, one io_uring_enter per run of
  *           calls io_uring can express
  *   worker  the whole chain as ONE entry (pseudo number XSC_NR_MC) on a
@@ -21,15 +23,22 @@
  * whose backend is forced, that backend's (XSC_BACKEND=worker gives the
  * worker path, =inline the inline path, =uring/sqpoll the ring when it
  * saves crossings).
+ *
+ * The layers under the module meet its work in three places (a chain
+ * entry on a syscall thread, a CQE of its SQEs, xsc_close): they reach it
+ * through the ops it registers (internal.h struct xsc_mc_ops).
  */
 #include "multicall.h"
+#include "multicall_uring.h"
+#include "dispatch.h"
+#include "exec.h"
+#include "handle.h"
+#include "probe.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
-
-#include "rawsys.h"
 
 static const char *const path_why[] = {
 	[XSC_MC_URING] = "io_uring: linked SQEs",
@@ -41,18 +50,6 @@ XSC_EXPORT void xsc_mc_opts_init(struct xsc_mc_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->sum_call = -1;
-}
-
-/* The table's chain kind of nr (table.h: .chain), NONE out of range. */
-int mc_kind(long nr)
-{
-	const struct xsc_sysdef *d = xsc__sysdef(nr);
-	return d ? d->chain.kind : XSC_CHAIN_NONE;
-}
-
-bool mc_is_rw(long nr)
-{
-	return mc_kind(nr) == XSC_CHAIN_RW || mc_kind(nr) == XSC_CHAIN_PRW;
 }
 
 static bool is_open(long nr)
@@ -149,168 +146,6 @@ static int validate(struct mc_run *r)
 	return 0;
 }
 
-/* ---- forwarding and settling ------------------------------------------ */
-
-int mc_private_src(const struct mc_run *r, unsigned i, int arg)
-{
-	long v = r->c[i].args[arg];
-	unsigned k;
-
-	if (!(r->c[i].fwd >> arg & 1) || REF_SRC(v) != REF_RES)
-		return -1;
-	k = REF_CALL(v);
-	return (r->c[k].flags & XSC_MC_PRIVATE) ? (int)k : -1;
-}
-
-static long word(struct mc_run *r, long v, int64_t *out)
-{
-	unsigned k = REF_CALL(v);
-	const char *p = (const char *)r->a[k][REF_SRC(v)] + REF_OFF(v);
-	int64_t w = 0;
-	int32_t h;
-
-	r->ops++;	/* a checked read: process_vm_readv */
-	if (REF_W32(v)) {
-		if (xsc__ucopy_in(&h, p, sizeof(h)) < 0)
-			return -EFAULT;
-		w = h;
-	} else if (xsc__ucopy_in(&w, p, sizeof(w)) < 0) {
-		return -EFAULT;
-	}
-	*out = w;
-	return 0;
-}
-
-long mc_ref_value(struct mc_run *r, long v, int64_t *out)
-{
-	if (r->c[REF_CALL(v)].ret < 0)
-		return -ECANCELED;	/* an error never becomes an argument */
-	if (REF_SRC(v) != REF_RES)
-		return word(r, v, out);
-	*out = r->c[REF_CALL(v)].ret;
-	return 0;
-}
-
-long mc_resolve(struct mc_run *r, unsigned i, int64_t a[6])
-{
-	const struct xsc_mc *c = &r->c[i];
-
-	for (int b = 0; b < 6; b++) {
-		a[b] = c->args[b];
-		if (c->fwd >> b & 1) {
-			long err = mc_ref_value(r, c->args[b], &a[b]);
-			if (err < 0)
-				return err;
-		}
-	}
-	memcpy(r->a[i], a, sizeof(r->a[i]));
-	return 0;
-}
-
-static bool cond_holds(int op, long v, long ref)
-{
-	switch (op) {
-	case XSC_MC_LE: return v <= ref;
-	case XSC_MC_LT: return v < ref;
-	case XSC_MC_EQ: return v == ref;
-	case XSC_MC_NE: return v != ref;
-	case XSC_MC_GE: return v >= ref;
-	default: return v > ref;
-	}
-}
-
-static bool failed(const struct mc_run *r, unsigned i, long ret)
-{
-	const struct xsc_mc *c = &r->c[i];
-
-	if (!(c->flags & XSC_MC_CHECK))
-		return false;
-	if (ret < 0)
-		return true;
-	/* FULL: short transfer = failure (the io_uring link rule) */
-	return (c->flags & XSC_MC_FULL) && mc_is_rw(c->nr) && ret < r->a[i][2];
-}
-
-static void finish(struct mc_run *r, int why, int ret)
-{
-	r->stopped = true;
-	r->stop = why;
-	r->ret = ret;
-}
-
-/* The loop ended after call i (by its condition or bound): the rest of
- * that iteration did not run; the epilogue comes next, if any. */
-static void end_loop(struct mc_run *r, unsigned i, int why)
-{
-	for (unsigned j = i + 1; j < r->le; j++)
-		r->c[j].ret = -ECANCELED;
-	if (r->le == r->n) {
-		finish(r, why, (int)r->n);
-		return;
-	}
-	r->loop_end_why = why;
-	r->next = r->le;
-}
-
-bool mc_next_pos(const struct mc_run *r, unsigned *it, unsigned *i)
-{
-	if (*i + 1 == r->le && *i >= r->lf) {	/* end of an iteration */
-		if (++*it < r->max) {
-			*i = r->lf;
-			return true;
-		}
-		*i = r->le;
-		return *i < r->n;
-	}
-	return ++*i < r->n;
-}
-
-bool mc_settled(const struct mc_run *r, unsigned it, unsigned k)
-{
-	/* a prologue or epilogue call runs once: settled once the run is
-	 * past it (the body and epilogue come after the whole prologue) */
-	if (mc_seg(r, k) != SEG_BODY)
-		return r->next > k;
-	return it == r->iter && k < r->next && mc_seg(r, r->next) == SEG_BODY;
-}
-
-bool mc_settle(struct mc_run *r, unsigned i, long ret)
-{
-	struct xsc_mc *c = &r->c[i];
-	int seg = mc_seg(r, i), k;
-
-	c->ret = ret;
-	if ((int)i == r->o->sum_call && ret > 0)
-		r->sum += (uint64_t)ret;
-	if (c->nr == SYS_close && ret == 0 && (k = mc_private_src(r, i, 0)) >= 0)
-		r->closed |= 1ull << k;
-	if (failed(r, i, ret)) {
-		for (unsigned j = i + 1; j < r->n; j++)
-			r->c[j].ret = -ECANCELED;
-		if (seg == SEG_BODY)
-			r->iter++;	/* the iteration it stopped in counts */
-		finish(r, XSC_MC_FAILED, (int)i);
-	} else if (r->loop && seg == SEG_BODY && (int)i == r->o->until_call &&
-		   cond_holds(r->o->until_op, ret, r->o->until_val)) {
-		r->iter++;
-		end_loop(r, i, XSC_MC_UNTIL);
-	} else if (seg == SEG_BODY && i + 1 == r->le) {
-		if (++r->iter >= r->max) {
-			end_loop(r, i, r->loop ? XSC_MC_BOUND : XSC_MC_DONE);
-		} else {
-			r->next = r->lf;
-			/* a body's private opens open again; prologue
-			 * ones are closed only in the epilogue */
-			r->closed &= (1ull << r->lf) - 1;
-		}
-	} else if (i + 1 == r->n) {
-		finish(r, r->loop_end_why, (int)r->n);
-	} else {
-		r->next = i + 1;
-	}
-	return r->stopped;
-}
-
 /* ---- the synchronous executor (inline, and on a syscall thread) --------- */
 
 static long exec_one(struct mc_run *r, unsigned i)
@@ -353,7 +188,8 @@ static long cookie(void)
 	return c;
 }
 
-long xsc__mc_run(const struct xsc_entry *e)
+/* A chain entry (XSC_NR_MC) on the thread that runs it (exec.c). */
+static long run_entry(const struct xsc_entry *e)
 {
 	struct mc_run *r = (struct mc_run *)e->args[0];
 
@@ -485,6 +321,13 @@ static int choose(struct mc_run *r, int want)
 
 /* ---- the entry points ------------------------------------------------- */
 
+/* What the layers under the module reach it by (internal.h). */
+static const struct xsc_mc_ops ops = {
+	.run = run_entry,
+	.cqe = xsc__mc_uring_cqe,
+	.close = xsc__mc_uring_free,
+};
+
 static void report(struct mc_run *r, int path, uint64_t cross0,
 		   struct xsc_mc_report *rep)
 {
@@ -513,6 +356,7 @@ static int run(struct mc_run *r, int want, struct xsc_mc_report *rep)
 		r->c[i].ret = -ECANCELED;
 	if (path == XSC_MC_URING) {
 		xsc__mc_uring_run(r);
+		xsc__reroute(r->x);	/* what a ring lost under it gave back */
 		/* declined before running anything, or the ring was lost
 		 * mid-chain: the rest goes on from r->next */
 		if (!r->stopped)
@@ -548,6 +392,8 @@ XSC_EXPORT int xsc_multicall_ex(struct xsc *x, struct xsc_mc *calls, unsigned n,
 		return -E2BIG;
 	if (n == 0)
 		return 0;
+	/* before the chain can make an entry or an SQE of its own */
+	atomic_store_explicit(&xsc__mc_ops, &ops, memory_order_release);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -565,9 +411,4 @@ XSC_EXPORT int xsc_multicall_ex(struct xsc *x, struct xsc_mc *calls, unsigned n,
 XSC_EXPORT int xsc_multicall(struct xsc *x, struct xsc_mc *calls, unsigned n)
 {
 	return xsc_multicall_ex(x, calls, n, NULL, NULL);
-}
-
-void xsc__mc_close(struct xsc *x)
-{
-	xsc__mc_uring_free(x);
 }

@@ -19,10 +19,16 @@
  * its start routine (runtime.c vcpu_spawn, fdwait.c, worker.c,
  * preload/signals/preempt.c tp_watch).  Raw clones (clone.S) are not
  * counted.
+ *
+ * Nor does such a thread take the program's signals: it is created with
+ * every signal blocked (xsc__attr_blocked), not only once it runs.
  */
-#include "internal.h"
+#include "ownthreads.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
 
 static unsigned *nthreads;	/* glibc's count, or NULL */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -58,4 +64,14 @@ void xsc__own_thread_end(void)
 {
 	if (xsc__own_threads_uncounted())
 		__atomic_fetch_add(nthreads, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Every signal blocked from birth (glibc keeps its own two open). */
+void xsc__attr_blocked(pthread_attr_t *attr)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_attr_init(attr);
+	pthread_attr_setsigmask_np(attr, &all);
 }

@@ -24,6 +24,7 @@
  * vocabulary below (akinds[]): the profiler reads their kinds.
  */
 #include "uring_prep.h"
+#include "ucopy.h"
 
 #include <fcntl.h>
 #include <linux/futex.h>

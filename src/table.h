@@ -25,8 +25,8 @@ struct xsc;
  * decides to decline before it takes any SQE. */
 typedef int (*xsc_prep_fn)(struct xsc *x, int id);
 
-/* Turns the CQE result(s) into the syscall's result (uring.c's finish);
- * see internal.h for the values it may return besides a result. */
+/* Turns the CQE result(s) into the syscall's result (uring_reap.c's finish);
+ * see uring.h for the values it may return besides a result. */
 typedef long (*xsc_done_fn)(struct xsc *x, int id);
 
 /* .block: may the call wait for something outside the caller (a peer, a

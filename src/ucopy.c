@@ -18,7 +18,8 @@
  * Memory another thread unmaps between that probe and the copy is not
  * covered there.
  */
-#include "internal.h"
+#include "ucopy.h"
+#include "handle.h"
 
 #include <signal.h>
 #include <stdatomic.h>

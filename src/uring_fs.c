@@ -11,6 +11,7 @@
  * STATX does not break its link, so the read would clobber the buffer.)
  */
 #include "uring_prep.h"
+#include "ucopy.h"
 
 #include <fcntl.h>
 #include <stdio.h>

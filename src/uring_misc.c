@@ -11,6 +11,7 @@
  * comes from the kernel, never from xsc.
  */
 #include "uring_prep.h"
+#include "ucopy.h"
 
 #include <linux/futex.h>
 #include <time.h>

@@ -9,6 +9,7 @@
  * call, which only the synchronous path can do without risking a fault.
  */
 #include "uring_prep.h"
+#include "ucopy.h"
 
 #define FD(v) ((int)(v))
 #define PTR(v) ((void *)(v))

@@ -6,7 +6,7 @@
  */
 #ifndef XSC_URING_PREP_H
 #define XSC_URING_PREP_H
-#include "internal.h"
+#include "uring.h"
 
 #define A(x, id) ((x)->ent[(id)].args)
 #define FITS_U32(v) ((uint64_t)(v) <= UINT32_MAX)
@@ -33,6 +33,18 @@ long xsc__done_write(struct xsc *x, int id);
 long xsc__done_writev(struct xsc *x, int id);
 long xsc__finish_send(struct xsc *x, int id, long want, const struct iovec *uiov,
 		      long cnt, int flags);
+/* A short non-blocking write on a blocking fd, or a short non-blocking
+ * read of a regular file or block device: the blocking call would have
+ * kept going.  Queues an SQE for the rest (blocking form) and
+ * returns XSC_PENDING, or the final result when nothing is left to do.
+ * xsc__rest_done() takes each rest SQE's CQE. */
+long xsc__rest_start(struct xsc *x, int id, long written);
+long xsc__rest_done(struct xsc *x, int id);
+/* A short read's fd type asked in the ring (uring.c xsc__nowait_done):
+ * XSC_PENDING, or -1 where it cannot be; its CQE goes to
+ * xsc__kind_done, which finishes the read. */
+long xsc__kind_ask(struct xsc *x, int id, long res);
+long xsc__kind_done(struct xsc *x, int id);
 
 /* uring_fs.c */
 bool xsc__open_may_wait(long flags);

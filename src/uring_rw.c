@@ -18,6 +18,7 @@
  *    tell those apart and fail its link.  They run on syscall threads.
  */
 #include "uring_prep.h"
+#include "ucopy.h"
 
 #include <fcntl.h>
 #include <string.h>

@@ -22,7 +22,12 @@
  * (cancel.S), whose window between its test and the syscall the handler
  * closes.  Why each piece: docs/design.md, "Syscall threads".
  */
-#include "internal.h"
+#include "worker.h"
+#include "creds.h"
+#include "done.h"
+#include "exec.h"
+#include "ownthreads.h"
+#include "rawio.h"
 
 #include <limits.h>
 #include <linux/futex.h>

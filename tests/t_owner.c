@@ -26,7 +26,7 @@
 
 #include "testlib.h"
 #include "xsc.h"
-#include "internal.h"
+#include "rawio.h"	/* xsc__status_field */
 
 static struct xsc *x;
 static int p[2];

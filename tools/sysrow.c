@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "hostprof.h"
-#include "internal.h"
+#include "probe.h"
 
 /* The number called name (or written as a number), or -1. */
 static long lookup(const char *arg)

@@ -29,7 +29,7 @@
 #include <time.h>
 
 #include "fiber/ctx.h"
-#include "internal.h"
+#include "libxsc.h"
 #include "rawsys.h"
 #include "xsc.h"
 

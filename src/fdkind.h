@@ -1,0 +1,22 @@
+/*
+ * fdkind.h - transparent mode's descriptor kinds, learned from the
+ * program's own stat calls and kept until a close (sched/fdkind.c): the
+ * io_uring executor asks them before a system call of its own.
+ */
+#ifndef XSC_FDKIND_H
+#define XSC_FDKIND_H
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
+
+extern _Atomic bool xsc__fdkind_on;
+/* 1 on disk (a regular file or a block device), 0 not, -1 not known */
+int xsc__fdkind_get(int fd);
+uint32_t xsc__fdkind_seen(int fd);
+void xsc__fdkind_learn(int fd, uint32_t seen, bool disk);
+uint64_t xsc__fdkind_closing(int first, int last, bool begin, uint64_t marked);
+
+#pragma GCC visibility pop
+#endif
