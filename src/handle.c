@@ -302,25 +302,26 @@ XSC_EXPORT int xsc_close(struct xsc *x)
 
 /* ---- a sandbox or credential change ---------------------------------- */
 
-/* Calls that sandbox the caller or change its credentials: once one
- * succeeds, io_uring (which no seccomp filter sees) and syscall threads
- * (which predate the change) would act with less than the caller may. */
+/* Calls that sandbox the caller or change its credentials (the rows'
+ * .sandbox and .creds): once one succeeds, io_uring (which no seccomp
+ * filter sees) and syscall threads (which predate the change) would act
+ * with less than the caller may. */
 const char *xsc__sandboxing(long nr, const int64_t a[6])
 {
-	switch (nr) {
-	case SYS_seccomp:
+	const struct xsc_sysdef *d = xsc__sysdef(nr);
+
+	if (!d)
+		return NULL;
+	switch (d->sandbox) {
+	case XSC_SANDBOX_SECCOMP:	/* seccomp(2), or prctl(PR_SET_SECCOMP) */
+		if (nr == SYS_prctl)
+			return a[0] == PR_SET_SECCOMP ? "seccomp filter" : NULL;
 		return a[0] == SECCOMP_SET_MODE_FILTER ||
 		       a[0] == SECCOMP_SET_MODE_STRICT ? "seccomp filter" : NULL;
-	case SYS_prctl:
-		return a[0] == PR_SET_SECCOMP ? "seccomp filter" : NULL;
-	case SYS_landlock_restrict_self:
+	case XSC_SANDBOX_LANDLOCK:
 		return "Landlock";
-	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid:
-	case SYS_setresuid: case SYS_setresgid: case SYS_setgroups:
-	case SYS_setfsuid: case SYS_setfsgid: case SYS_capset:
-		return "credentials changed";
 	default:
-		return NULL;
+		return d->creds ? "credentials changed" : NULL;
 	}
 }
 

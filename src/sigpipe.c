@@ -18,51 +18,25 @@
 #include "rawsys.h"
 
 /* True when call nr with arguments a, failing with EPIPE, came with the
- * signal natively: write, writev, pwritev2 at the file position, send*,
- * sendmsg without MSG_NOSIGNAL; splice, tee, vmsplice and sendfile into
- * a pipe or socket.  *sends: io_uring's form of it adds MSG_NOSIGNAL
- * itself. */
+ * signal natively (the row's .sigpipe: write, writev, pwritev2 at the
+ * file position, send*, sendmsg without MSG_NOSIGNAL; splice, tee,
+ * vmsplice and sendfile into a pipe or socket).  *sends: io_uring's form
+ * of it adds MSG_NOSIGNAL itself. */
 bool xsc__sigpipe_kind(long nr, const int64_t a[6], bool *sends)
 {
-	int64_t fd, flags = 0;
+	const struct xsc_sysdef *d = xsc__sysdef(nr);
 	struct stat st;
 
 	*sends = false;
-	switch (nr) {
-	case SYS_write: case SYS_writev:
-		fd = a[0];
-		break;
-	case SYS_pwritev2:	/* offset -1: the file position, as writev */
-		if (a[3] != -1)
-			return false;
-		fd = a[0];
-		break;
-	case SYS_sendto: case SYS_sendmmsg:
-		fd = a[0];
-		flags = a[3];
-		*sends = true;
-		break;
-	case SYS_sendmsg:
-		fd = a[0];
-		flags = a[2];
-		*sends = true;
-		break;
-	case SYS_splice:
-		fd = a[2];
-		break;
-	case SYS_tee:
-		fd = a[1];
-		break;
-	case SYS_vmsplice: case SYS_sendfile:
-		fd = a[0];
-		break;
-	default:
+	if (!d || !d->sigpipe.fd)
 		return false;
-	}
-	if (flags & MSG_NOSIGNAL)
+	if (d->sigpipe.pos && xsc__sys_arg(a, d->sigpipe.pos) != -1)
+		return false;	/* an explicit offset: not the file position */
+	if (d->sigpipe.msg && (xsc__sys_arg(a, d->sigpipe.msg) & MSG_NOSIGNAL))
 		return false;
+	*sends = d->sigpipe.uring_nosignal;
 	/* EPIPE from anything else (a sound device's underrun) sends nothing */
-	if (xsc__sys2(SYS_fstat, fd, &st) < 0)
+	if (xsc__sys2(SYS_fstat, xsc__sys_arg(a, d->sigpipe.fd), &st) < 0)
 		return false;
 	return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
 }
