@@ -276,9 +276,10 @@ void xsc__reroute_slow(struct xsc *x)
 }
 
 /* The SQ has no room for another entry's SQEs: submit what it holds
- * (uring.c xsc__sq_room).  A submission that finds the ring lost sends
- * the SQEs it did not take to their fallback, whose done_cb may post
- * entries: the FIFO cursor goes back to x around it. */
+ * (uring.h xsc__sq_room).  A submission that finds the ring lost hands
+ * back the entries whose SQEs it did not take; re-routed here, before the
+ * entries behind them, their done_cb may post entries: the FIFO cursor
+ * goes back to x around it. */
 static __attribute__((noinline)) bool flush_room(struct xsc *x, unsigned *h,
 						 unsigned *left)
 {
@@ -287,7 +288,7 @@ static __attribute__((noinline)) bool flush_room(struct xsc *x, unsigned *h,
 	x->pend_head = *h;
 	x->npending = *left;
 	ok = xsc__sq_room_slow(x, XSC_MAX_PARTS);
-	xsc__reroute(x);	/* before the entries behind them */
+	xsc__reroute(x);
 	*h = x->pend_head;
 	*left = x->npending;
 	return ok;

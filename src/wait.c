@@ -38,14 +38,17 @@ int xsc__reap(struct xsc *x)
 
 	if (x->inflight_uring || (x->inflight_waits && x->ring_open)) {
 		n += xsc__uring_reap(x);
-		if (x->sq_ready)	/* blocking forms of non-blocking attempts */
-			xsc__uring_submit(x);
 		if (x->nback || x->routes_stale) {
-			/* still the reaper: nothing that may block runs here */
+			/* what the reaper gave back: still the reaper, so
+			 * nothing that may block runs here */
 			bool was = x->reaping;
 			x->reaping = true;
 			xsc__reroute_slow(x);
 			x->reaping = was;
+		}
+		if (x->sq_ready) {	/* blocking forms of non-blocking attempts */
+			xsc__uring_submit(x);
+			xsc__reroute(x);
 		}
 	}
 	if (x->inflight_worker)
