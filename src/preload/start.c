@@ -388,7 +388,7 @@ static int take_signals(void)
 		    tp.act[s].handler != SIG_DFL && tp.act[s].handler != SIG_IGN)
 			tp_install(s, &tp.act[s]);
 	if (xsc__sys4(SYS_rt_sigaction, SIGSYS, &k, 0, 8) < 0) {
-		xsc__say("xsc run: cannot tp_install the SIGSYS handler; running natively\n");
+		xsc__say("xsc run: cannot install the SIGSYS handler; running natively\n");
 		return -1;
 	}
 	return 0;
@@ -543,7 +543,7 @@ static void __attribute__((destructor)) report(void)
 			 (unsigned long)atomic_load(&xsc__tls_nslot),
 			 (unsigned long)atomic_load(&xsc__tls_nhigh));
 	xsc__say("xsc run: %ld threads as fibers, %lu calls trapped (SIGSYS), "
-		 "%lu through interposed functions, %ld tp_futex wakes passed to "
+		 "%lu through interposed functions, %ld futex wakes passed to "
 		 "the kernel (%ld kernel waiters woken), %ld preemptions, %ld "
 		 "signal handlers deferred out of runtime locks\n",
 		 atomic_load(&tp.nthreads), (unsigned long)trap,
