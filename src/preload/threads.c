@@ -335,7 +335,7 @@ long tp_futex(const long *a)
 			return -EFAULT;
 		return xsc__futex_requeue(u, (int)a[2], (int)a[3], (uint32_t *)a[4], &val3);
 	default:
-		warn_once(&tp.warned_futex, "tp_futex operation not emulated "
+		warn_once(&tp.warned_futex, "futex operation not emulated "
 			  "(PI, WAKE_OP, waitv): the call fails with ENOSYS");
 		return -ENOSYS;
 	}
