@@ -4,7 +4,7 @@
  * posted results into it, ucopy.c).
  */
 
-#include "sched.h"
+#include "rq.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -72,11 +72,11 @@ void xsc__reap_dead(struct xsc_vcpu *v, struct xsc_fiber *f)
 	}
 	xsc__stack_put(f->stack);
 	f->stack = NULL;
-	xsc__spin_lock(&f->join_lock);
+	spin_lock(&f->join_lock);
 	f->state = F_DONE;
 	j = f->joiner;
 	detached = atomic_load(&f->detached);
-	xsc__spin_unlock(&f->join_lock);
+	spin_unlock(&f->join_lock);
 	(void)v;
 	if (detached)
 		free_fiber(f);
@@ -149,16 +149,16 @@ XSC_EXPORT int xsc_thread_join(xsc_thread_t f, void **ret)
 		return -EDEADLK;
 	if (!me)
 		return -EPERM;
-	xsc__spin_lock(&f->join_lock);
+	spin_lock(&f->join_lock);
 	if (atomic_load(&f->detached) || f->joiner) {
-		xsc__spin_unlock(&f->join_lock);
+		spin_unlock(&f->join_lock);
 		return -EINVAL;
 	}
 	if (f->state != F_DONE) {
 		f->joiner = me;
 		xsc__suspend(&f->join_lock);	/* xsc__reap_dead() resumes us */
 	} else {
-		xsc__spin_unlock(&f->join_lock);
+		spin_unlock(&f->join_lock);
 	}
 	if (ret)
 		*ret = f->ret;
@@ -172,14 +172,14 @@ XSC_EXPORT int xsc_thread_detach(xsc_thread_t f)
 
 	if (!f)
 		return -ESRCH;
-	xsc__spin_lock(&f->join_lock);
+	spin_lock(&f->join_lock);
 	if (atomic_load(&f->detached) || f->joiner) {
-		xsc__spin_unlock(&f->join_lock);
+		spin_unlock(&f->join_lock);
 		return -EINVAL;
 	}
 	done = f->state == F_DONE;
 	atomic_store(&f->detached, 1);
-	xsc__spin_unlock(&f->join_lock);
+	spin_unlock(&f->join_lock);
 	if (done)
 		free_fiber(f);
 	return 0;

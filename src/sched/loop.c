@@ -16,7 +16,7 @@
  * user work, and the batch goes to the kernel when nothing is runnable.
  */
 
-#include "sched.h"
+#include "rq.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -44,7 +44,7 @@ static void after_switch(struct xsc_vcpu *v, struct xsc_fiber *f)
 		f->err = *err;
 	}
 	if (v->unlock_after) {
-		xsc__spin_unlock(v->unlock_after);
+		spin_unlock(v->unlock_after);
 		v->unlock_after = NULL;
 	}
 	/* Not f->state: once the lock above is released, another vcpu may

@@ -12,7 +12,7 @@
  * make_ready() kicks an idle vcpu when a queue holds more than one fiber.
  */
 
-#include "sched.h"
+#include "rq.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -29,33 +29,9 @@
 #include "internal.h"
 #include "rawsys.h"
 
-/* The runtime's spinlocks.  A vcpu counts the ones its kernel thread
- * holds (nlocks): a program's signal handler that ran while one was held
- * and called into the runtime itself (sem_post's futex wake readies a
- * fiber: the run queue's lock) spun on it for good.  The extension
- * defers such a handler until the count is back at 0 (v->deferred), and
- * runs it here, when the last lock is released. */
-
-static inline void locks_held(int d)
-{
-	struct xsc_vcpu *v = xsc__self;
-
-	if (!v)
-		return;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	v->nlocks += d;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (d < 0 && v->nlocks == 0 && __builtin_expect(v->deferred != 0, 0) &&
-	    xsc__ext->deferred)
-		xsc__ext->deferred(v);
-}
-
 void xsc__spin_lock(uint32_t *l)
 {
-	locks_held(1);
-	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(l, __ATOMIC_RELAXED))
-			__builtin_ia32_pause();
+	spin_lock(l);
 }
 
 bool xsc__spin_trylock(uint32_t *l)
@@ -69,8 +45,7 @@ bool xsc__spin_trylock(uint32_t *l)
 
 void xsc__spin_unlock(uint32_t *l)
 {
-	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
-	locks_held(-1);
+	spin_unlock(l);
 }
 
 /* ---- wait queues -------------------------------------------------------- */
@@ -116,95 +91,18 @@ bool xsc__wq_remove(void *q, struct xsc_fiber *f)
 
 /* ---- run queues --------------------------------------------------------- */
 
-void xsc__rq_push(struct xsc_vcpu *v, struct xsc_fiber *f)
-{
-	bool fresh = !f->home;
-	struct xsc_fiber **head = fresh ? &v->nq_head : &v->rq_head;
-	struct xsc_fiber **tail = fresh ? &v->nq_tail : &v->rq_tail;
-
-	f->rnext = NULL;
-	xsc__spin_lock(&v->rq_lock);
-	f->rticket = v->rq_ticket++;
-	if (*tail)
-		(*tail)->rnext = f;
-	else
-		*head = f;
-	*tail = f;
-	atomic_fetch_add(&v->rq_len, 1);
-	if (fresh)
-		atomic_fetch_add(&v->nq_len, 1);
-	xsc__spin_unlock(&v->rq_lock);
-}
-
-/* A fiber's stack top (its saved registers, then the frames it returns
- * through) is cold by the time it runs again, and with thousands of
- * fibers its page is out of the TLB as well: the switch into it stalled
- * on that load.  Fetched while the fiber ahead of it runs. */
-static inline void prefetch_stack(const struct xsc_fiber *f)
-{
-	const char *sp = f->ctx.sp;
-
-	__builtin_prefetch(sp);
-	__builtin_prefetch(sp + 64);
-	__builtin_prefetch(sp + 128);
-	__builtin_prefetch(sp + 192);
-}
-
-/* Unlinks the head of one of v's lists (rq_lock held). */
-static struct xsc_fiber *unlink_head(struct xsc_vcpu *v, bool fresh)
-{
-	struct xsc_fiber **head = fresh ? &v->nq_head : &v->rq_head;
-	struct xsc_fiber *f = *head;
-
-	*head = f->rnext;
-	if (!*head)
-		*(fresh ? &v->nq_tail : &v->rq_tail) = NULL;
-	atomic_fetch_sub(&v->rq_len, 1);
-	if (fresh)
-		atomic_fetch_sub(&v->nq_len, 1);
-	return f;
-}
-
-/* Which of v's lists holds the older head, the one to run first: one
- * order over both (rq_lock held, at least one list not empty). */
-static bool fresh_first(const struct xsc_vcpu *v)
-{
-	const struct xsc_fiber *r = v->rq_head, *n = v->nq_head;
-
-	return !r || (n && n->rticket < r->rticket);
-}
-
-struct xsc_fiber *xsc__rq_pop(struct xsc_vcpu *v)
-{
-	struct xsc_fiber *f = NULL;
-
-	if (!atomic_load_explicit(&v->rq_len, memory_order_relaxed))
-		return NULL;
-	xsc__spin_lock(&v->rq_lock);
-	if (v->rq_head || v->nq_head) {
-		f = unlink_head(v, fresh_first(v));
-		if (v->rq_head || v->nq_head) {	/* the next head runs after f */
-			struct xsc_fiber *next = fresh_first(v) ? v->nq_head : v->rq_head;
-			prefetch_stack(next);
-			__builtin_prefetch(next->rnext);
-		}
-	}
-	xsc__spin_unlock(&v->rq_lock);
-	return f;
-}
-
 /* Unlinks up to `max` fibers that have not started from u's queue. */
 static struct xsc_fiber *take_unstarted(struct xsc_vcpu *u, int max)
 {
 	struct xsc_fiber *got = NULL, *f;
 
-	xsc__spin_lock(&u->rq_lock);
+	spin_lock(&u->rq_lock);
 	while (max-- > 0 && u->nq_head) {
 		f = unlink_head(u, true);
 		f->rnext = got;
 		got = f;
 	}
-	xsc__spin_unlock(&u->rq_lock);
+	spin_unlock(&u->rq_lock);
 	return got;
 }
 
@@ -276,7 +174,7 @@ long xsc__suspend(uint32_t *lock)
 	if (f->resume_kept) {	/* resumed before it could switch out */
 		f->resume_kept = false;
 		if (lock)
-			xsc__spin_unlock(lock);
+			spin_unlock(lock);
 		return f->resumed;
 	}
 	f->state = F_BLOCKED;

@@ -4,7 +4,7 @@
  * The scheduler each vcpu runs is loop.c; fibers are fiber.c; queues and
  * the switch are queue.c.
  */
-#include "sched.h"
+#include "rq.h"
 
 #include <errno.h>
 #include <stdio.h>

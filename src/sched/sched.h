@@ -218,9 +218,8 @@ static inline int *xsc__errno_now(void)
  * vcpu steals v's new fibers first (queue.c). */
 void xsc__rt_may_block(struct xsc_vcpu *v);
 
-/* Between the runtime's files (queue.c, fiber.c, loop.c, runtime.c). */
-void xsc__rq_push(struct xsc_vcpu *v, struct xsc_fiber *f);
-struct xsc_fiber *xsc__rq_pop(struct xsc_vcpu *v);
+/* Between the runtime's files (queue.c, fiber.c, loop.c, runtime.c; the
+ * run queue itself: rq.h). */
 struct xsc_fiber *xsc__steal(struct xsc_vcpu *v);	/* new fibers of another vcpu */
 struct xsc_vcpu *xsc__place(void);	/* where a new fiber goes */
 void xsc__reap_dead(struct xsc_vcpu *v, struct xsc_fiber *f);	/* its stack is free */
