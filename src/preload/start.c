@@ -53,7 +53,7 @@ static void vcpu_start(struct xsc_vcpu *v)
 	/* the pool's bookkeeping comes from malloc: allocate it now, before
 	 * any fiber runs, not later from a fiber or the scheduler */
 	r = v->x->cfg.backend == XSC_BACKEND_INLINE ? 0 : xsc__workers_start(v->x);
-	if (r < 0)	/* its calls then run inline (handle.c start_worker) */
+	if (r < 0)	/* its calls then run inline (dispatch.c start_worker) */
 		xsc__say("xsc run: no syscall thread on a vcpu (%s)\n", strerror((int)-r));
 }
 
