@@ -11,6 +11,8 @@
 #                           call 1,100 ns, a posted one 100 ns): the
 #                           choices such a host makes, tested on this one
 # Shell tests (tests/t_*.sh) get the build directory as $1.
+# XSC_TEST_FULL=1 (make demo) runs the long forms of the tests that have
+# a bounded one for the suite (t_transparent, t_rewrite, t_bench).
 # Ends with the line "N passed, N failed, N skipped".
 set -u
 build=$(cd "${1:?usage: tests/run.sh BUILD_DIR [FILTER]}" && pwd)
