@@ -44,8 +44,9 @@ echo
 # What the suite bounds to keep `make test` near 15 minutes, whole:
 # t_transparent's XSC_HW rows on every executor (the suite: each program
 # on one), t_rewrite's run of t_transparent with rewriting off with both
-# XSC_HW rows (the suite: arch_prctl's).
+# XSC_HW rows (the suite: arch_prctl's), t_bench with each experiment's
+# own rounds (the suite: one).
 echo "== the long forms of the suite's bounded tests (XSC_TEST_FULL=1) =="
-for t in t_transparent t_rewrite; do
+for t in t_transparent t_rewrite t_bench; do
 	XSC_TEST_FULL=1 tests/run.sh "$build" "$t"
 done
