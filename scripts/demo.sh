@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `make demo`: the headline experiments, as tables on the terminal, with
-# CSV and PNG plots in results/.  Runs in a few minutes.
+# CSV and PNG plots in results/ (a few minutes); then the long forms of
+# the tests that `make test` runs bounded (XSC_TEST_FULL=1, tests/run.sh;
+# about 10 minutes more on 2 cores).
 set -euo pipefail
 build=${1:-build}
 xsc=$build/xsc
@@ -41,3 +43,13 @@ echo "== following the program's seccomp filter: calls before and after (xsc ben
 "$xsc" bench sandbox --quick
 echo
 echo "Results: $(ls results/*.csv results/*.png 2>/dev/null | tr '\n' ' ')"
+echo
+# What the suite bounds to keep `make test` near 15 minutes, whole:
+# t_transparent's XSC_HW rows on every executor (the suite: each program
+# on one), t_rewrite's run of t_transparent with rewriting off with both
+# XSC_HW rows (the suite: arch_prctl's), t_bench with each experiment's
+# own rounds (the suite: one).
+echo "== the long forms of the suite's bounded tests (XSC_TEST_FULL=1) =="
+for t in t_transparent t_rewrite t_bench; do
+	XSC_TEST_FULL=1 tests/run.sh "$build" "$t"
+done

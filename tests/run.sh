@@ -11,12 +11,26 @@
 #                           call 1,100 ns, a posted one 100 ns): the
 #                           choices such a host makes, tested on this one
 # Shell tests (tests/t_*.sh) get the build directory as $1.
+# XSC_TEST_BACKENDS (default "uring sqpoll worker inline") names the
+# executors of the per-backend runs; the shell tests that run programs
+# under `xsc run` take XSC_TP_BACKENDS, which defaults to the same list
+# without inline (see tests/t_transparent.sh for why not inline).
+# make test's no-io_uring pass sets XSC_TEST_BACKENDS=uring: there uring
+# and sqpoll both become AUTO without a ring (the fallback), and worker
+# and inline run exactly as in the normal pass.
+# XSC_TEST_FULL=1 (make demo) runs the long forms of the tests that have
+# a bounded one for the suite (t_transparent, t_rewrite, t_bench).
 # Ends with the line "N passed, N failed, N skipped".
 set -u
 build=$(cd "${1:?usage: tests/run.sh BUILD_DIR [FILTER]}" && pwd)
 filter=${2:-}
 src=$(cd "$(dirname "$0")" && pwd)
 backends=${XSC_TEST_BACKENDS:-"uring sqpoll worker inline"}
+export XSC_TEST_BACKENDS=$backends
+if [ -z "${XSC_TP_BACKENDS:-}" ]; then
+	XSC_TP_BACKENDS=$(printf '%s\n' $backends | grep -vx inline | tr '\n' ' ')
+	export XSC_TP_BACKENDS=${XSC_TP_BACKENDS% }
+fi
 pass=0 fail=0 skip=0 failed=()
 logdir=$build/test-logs
 mkdir -p "$logdir"

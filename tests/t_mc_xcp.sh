@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # xcp copies empty, 1-byte, block-sized, odd-sized, multi-megabyte and
-# sparse files with every strategy, on every executor and multi-call path,
-# one file at a time and many into a directory; cmp checks every copy
-# (besides xcp's own verification).
+# sparse files with every strategy, on every executor ($XSC_TEST_BACKENDS,
+# as tests/run.sh's per-backend runs) and multi-call path, one file at a
+# time and many into a directory; cmp checks every copy (besides xcp's
+# own verification).
 # xsc-test: timeout=300
 set -eu
 build=$1
@@ -20,7 +21,7 @@ printf 'middle' | dd of="$d/sparse" bs=1 seek=2000000 conv=notrunc status=none
 files="empty one block odd big sparse"
 strategies="plain mc mcloop normal normal-collect wsc-collect normal-rw wsc-rw cfr"
 n=0
-for be in uring sqpoll worker inline; do
+for be in ${XSC_TEST_BACKENDS:-uring sqpoll worker inline}; do
 	for s in $strategies; do
 		for p in auto uring worker inline; do
 			case $s in mc|mcloop) ;; *) [ $p = auto ] || continue ;; esac
