@@ -57,14 +57,20 @@ static void vcpu_start(struct xsc_vcpu *v)
 		xsc__say("xsc run: no syscall thread on a vcpu (%s)\n", strerror((int)-r));
 }
 
+/* v's kernel thread takes signal mask m, unless it has it already. */
+static void kernel_mask(struct xsc_vcpu *v, uint64_t m)
+{
+	if (TP(v)->sigmask != m) {
+		xsc__sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, 0, 8, 0, 0);
+		TP(v)->sigmask = m;
+	}
+}
+
 /* A program's thread is switched in on v: the kernel thread takes its
  * signal mask. */
 static void switch_in(struct xsc_vcpu *v, struct xsc_fiber *f)
 {
-	if (f->sigmask != TP(v)->sigmask) {
-		xsc__sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&f->sigmask, 0, 8, 0, 0);
-		TP(v)->sigmask = f->sigmask;
-	}
+	kernel_mask(v, f->sigmask);
 }
 
 /* v sleeps with no thread to run.  The last thread's mask (glibc blocks
@@ -76,12 +82,7 @@ _Atomic uint64_t xsc__tp_idlemask;
 
 static void idle(struct xsc_vcpu *v)
 {
-	uint64_t m = atomic_load(&xsc__tp_idlemask);
-
-	if (TP(v)->sigmask != m) {
-		xsc__sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, 0, 8, 0, 0);
-		TP(v)->sigmask = m;
-	}
+	kernel_mask(v, atomic_load(&xsc__tp_idlemask));
 }
 
 /* f is about to post call nr, which a signal may cancel (signals/interrupt.c,

@@ -24,7 +24,7 @@ static void tid_del(struct xsc_fiber *f)
 {
 	xsc__spin_lock(&tp.lock);
 	for (struct xsc_fiber **p = &tp.tids[(unsigned)f->vtid % NTID]; *p;
-	     p = &TP((*p))->link) {
+	     p = &TP(*p)->link) {
 		if (*p == f) {
 			*p = TP(f)->link;
 			break;
