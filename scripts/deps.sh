@@ -7,7 +7,8 @@
 #                           python3.11 and its test suite (tests/t_cpython.sh),
 #                           stress-ng (tests/t_stressng.sh), redis-server,
 #                           redis-tools, memcached, libmemcached-tools
-#                           (tests/t_bench_events.sh: event-driven servers)
+#                           (tests/t_bench_events.sh: event-driven servers),
+#                           mandoc (tests/t_man.sh: the manual pages' lint)
 #   scripts/deps.sh demo    test + gnuplot, wrk, nginx, mariadb-server,
 #                           sysbench, golang-go (benchmarks; Go is the
 #                           goroutine anchor of xsc bench fibers)
@@ -36,6 +37,7 @@ if [ "$level" != build ]; then
 	want redis-tools command -v redis-benchmark
 	want memcached command -v memcached
 	want libmemcached-tools command -v memcslap
+	want mandoc command -v mandoc
 fi
 if [ "$level" = demo ]; then
 	want gnuplot-nox command -v gnuplot
