@@ -1,7 +1,8 @@
 /*
  * fdkind.h - transparent mode's descriptor kinds, learned from the
- * program's own stat calls and kept until a close (sched/fdkind.c): the
- * io_uring executor asks them before a system call of its own.
+ * program's own calls and kept until a close (sched/fdkind.c): the
+ * io_uring executor asks them before a system call of its own, the
+ * runtime whether a call can wait.
  */
 #ifndef XSC_FDKIND_H
 #define XSC_FDKIND_H
@@ -16,6 +17,10 @@ extern _Atomic bool xsc__fdkind_on;
 int xsc__fdkind_get(int fd);
 uint32_t xsc__fdkind_seen(int fd);
 void xsc__fdkind_learn(int fd, uint32_t seen, bool disk);
+/* non-blocking, and not a file: a call honouring O_NONBLOCK cannot wait */
+bool xsc__fdkind_nowait(int fd);
+void xsc__fdkind_born(int fd, bool nonblock);
+void xsc__fdkind_setnb(int fd, uint32_t seen, int nb);
 uint64_t xsc__fdkind_closing(int first, int last, bool begin, uint64_t marked);
 
 #pragma GCC visibility pop

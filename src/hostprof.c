@@ -256,6 +256,25 @@ int xsc__hostprof_source(const struct xsc_hostprof *hp, char *buf, size_t len)
 	}
 }
 
+/* A fiber alone on its vcpu (nothing else runnable, nothing posted
+ * waiting for a flush) gets nothing from posting a call that cannot wait:
+ * the batch would be that call.  It makes it itself when a system call
+ * costs less than one NOP posted and reaped alone, which is the least
+ * posting it could cost (its park and resume come on top). */
+static void alone(struct xsc_hostprof *hp, const char *src)
+{
+	long sys = hp->null_syscall_ns, b1 = hp->posted_batch1_ns;
+
+	hp->here_alone = sys < 0 || b1 < 0 || sys < b1;
+	if (sys < 0 || b1 < 0)
+		snprintf(hp->why_alone, sizeof(hp->why_alone), "the cost of a "
+			 "posted call is unknown here (host profile, %s)", src);
+	else
+		snprintf(hp->why_alone, sizeof(hp->why_alone), "a system call "
+			 "costs %ld ns here, a call posted alone %ld ns (host "
+			 "profile, %s)", sys, b1, src);
+}
+
 /* A call that may run in the caller does so when that costs less than
  * posting it in the form it would take.  The posted side is a call in a
  * batch of 32 (the runtime flushes when nothing is runnable, or at 64
@@ -268,6 +287,7 @@ static void decide(struct xsc_hostprof *hp)
 	long async = hp->posted_async_batch32_ns;
 	const char *src = src_word[hp->source];
 
+	alone(hp, src);
 	if (sys < 0 || ring < 0 || async < 0) {
 		/* without a ring there is nothing to post to; with one, in the
 		 * caller as where the costs are unknown */

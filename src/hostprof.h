@@ -58,6 +58,11 @@ struct xsc_hostprof {
 	bool here_async;	/* a system call < one in io_uring's workers */
 	bool here_look;		/* two system calls (a look at the path, then
 				   the call) < one in io_uring's workers */
+	/* a call that cannot wait, made by a fiber with nothing to batch
+	 * it with: a system call < a NOP posted and reaped alone (the
+	 * runtime, sched/syscalls.c) */
+	bool here_alone;
+	char why_alone[200];
 	char why_cheap[240];	/* the route reason of a .cheap row */
 	/* the route reason of a .cheap_if row, which speaks of opens:
 	 * update decide() when another row gets a .cheap_if */

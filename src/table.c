@@ -332,7 +332,7 @@ static bool arg_is(const struct xsc_sysdef *d, const char k[6], uint8_t pos1, ch
 }
 
 /* The columns of the policies the runtime and the shim read by row
- * (creds, sandbox, intr, unmaps, fdkind, turn, sigpipe). */
+ * (creds, sandbox, intr, unmaps, fdkind, nonblock, probe, turn, sigpipe). */
 static int check_policies(FILE *f, long nr, const struct xsc_sysdef *d, const char k[6])
 {
 	int bad = 0;
@@ -341,15 +341,24 @@ static int check_policies(FILE *f, long nr, const struct xsc_sysdef *d, const ch
 
 	if (d->creds > XSC_CREDS_THREAD || d->sandbox > XSC_SANDBOX_LANDLOCK ||
 	    d->intr > XSC_INTR_RESTART || d->unmaps > XSC_UNMAPS_FIXED ||
-	    d->fdkind > XSC_FDKIND_OFF || d->turn.dir > XSC_TURN_WRITE)
+	    d->fdkind > XSC_FDKIND_SETFL || d->turn.dir > XSC_TURN_WRITE)
 		BAD("a policy column (.creds .sandbox .intr .unmaps .fdkind .turn) out of range");
+	if (d->fdkind == XSC_FDKIND_NEW &&
+	    (!d->newfd || d->newfd == XSC_NEWFD_FILE || d->newfd == XSC_NEWFD_MEMFD ||
+	     d->newfd == XSC_NEWFD_DUP || d->newfd == XSC_NEWFD_URING))
+		BAD("a new descriptor (.fdkind) that may be a file or a copy (.newfd)");
+	if (d->nonblock && d->fdkind != XSC_FDKIND_NEW)
+		BAD("the flags of a new descriptor (.nonblock) in a row that makes none (.fdkind)");
+	if (d->probe && d->block != XSC_MAY_BLOCK)
+		BAD("a wait's timeout (.probe) in a call that never blocks");
 	if (d->creds && d->thread != XSC_THREAD_CREDS)
 		BAD("a credential change (.creds) not bound to the calling thread's credentials");
 	if (d->sandbox && d->thread != XSC_THREAD_SANDBOX)
 		BAD("a sandbox (.sandbox) not bound to the calling thread's sandbox");
 	if ((d->intr || d->turn.dir) && d->block != XSC_MAY_BLOCK)
 		BAD("interrupted by signals (.intr) or waiting its turn (.turn) but never blocks");
-	if ((d->turn.dir || d->fdkind == XSC_FDKIND_STAT || d->fdkind == XSC_FDKIND_CLOSE) &&
+	if ((d->turn.dir || d->fdkind == XSC_FDKIND_STAT || d->fdkind == XSC_FDKIND_CLOSE ||
+	     d->fdkind == XSC_FDKIND_SETFL) &&
 	    !arg_is(d, k, 1, XSC_A_FD))
 		BAD("a descriptor policy (.turn, .fdkind) whose first argument is no descriptor");
 	if (!d->turn.dir && d->turn.msg)
@@ -357,8 +366,9 @@ static int check_policies(FILE *f, long nr, const struct xsc_sysdef *d, const ch
 	if (!d->sigpipe.fd && (d->sigpipe.msg || d->sigpipe.pos || d->sigpipe.uring_nosignal))
 		BAD("SIGPIPE details (.sigpipe) without its descriptor");
 	if (!arg_is(d, k, d->sigpipe.fd, XSC_A_FD) || !arg_is(d, k, d->turn.msg, XSC_A_CONST) ||
-	    !arg_is(d, k, d->sigpipe.msg, XSC_A_CONST) || !arg_is(d, k, d->sigpipe.pos, XSC_A_INT))
-		BAD("a column names an argument of another kind (.sigpipe, .turn.msg)");
+	    !arg_is(d, k, d->sigpipe.msg, XSC_A_CONST) || !arg_is(d, k, d->sigpipe.pos, XSC_A_INT) ||
+	    !arg_is(d, k, d->nonblock, XSC_A_CONST) || !arg_is(d, k, d->probe, XSC_A_INT))
+		BAD("a column names an argument of another kind (.sigpipe, .turn.msg, .nonblock, .probe)");
 	return bad;
 #undef BAD
 }

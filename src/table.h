@@ -153,9 +153,18 @@ enum xsc_fdkind {
 	XSC_FDKIND_OFF,		/* may make the table inexact: a ring of the
 				   program's own, a descriptor table unshared
 				   or given to another process */
+	XSC_FDKIND_NEW,		/* makes a descriptor that is no file (its
+				   result, or the pair written at fds_out), of
+				   the row's .newfd; non-blocking when the
+				   argument at .nonblock has O_NONBLOCK's bit
+				   (SOCK_NONBLOCK, EFD_NONBLOCK, ...) */
+	XSC_FDKIND_SETFL,	/* may set or clear O_NONBLOCK of descriptor
+				   arg 0: fcntl F_SETFL, ioctl FIONBIO */
 };
 /* .turn: a call that may wait for another party on its descriptor (arg
- * 0) takes the descriptor's turn (sched/fdq.c). */
+ * 0) takes the descriptor's turn (sched/fdq.c).  Each such call honours
+ * O_NONBLOCK (and MSG_DONTWAIT at .turn.msg): on a non-blocking
+ * descriptor it cannot wait (sched/syscalls.c). */
 enum xsc_turn_dir { XSC_TURN_NONE, XSC_TURN_READ, XSC_TURN_WRITE };
 
 struct xsc_sysdef {
@@ -206,6 +215,11 @@ struct xsc_sysdef {
 	uint8_t unmaps;		/* enum xsc_unmaps */
 	uint8_t fdkind;		/* enum xsc_fdkind */
 	/* Arguments below are positions + 1 (0: none). */
+	uint8_t nonblock;	/* XSC_FDKIND_NEW: the flags that may make the
+				   new descriptor non-blocking (0: it is born
+				   blocking) */
+	uint8_t probe;		/* a wait's timeout in milliseconds: a wait
+				   may first look with 0 (sched/syscalls.c) */
 	struct {
 		uint8_t dir;		/* enum xsc_turn_dir */
 		uint8_t msg;		/* its MSG_* flags: MSG_DONTWAIT takes no

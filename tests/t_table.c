@@ -91,7 +91,18 @@ static int check_the_check(void)
 		if (d->sigpipe.msg)
 			MUST_FLAG(".sigpipe.msg without .sigpipe.fd", m.sigpipe.fd = 0);
 		MUST_FLAG(".intr out of range", m.intr = XSC_INTR_RESTART + 1);
-		MUST_FLAG(".fdkind out of range", m.fdkind = XSC_FDKIND_OFF + 1);
+		MUST_FLAG(".fdkind out of range", m.fdkind = XSC_FDKIND_SETFL + 1);
+		if (d->nonblock)
+			MUST_FLAG(".nonblock in a row that makes no descriptor",
+				  m.fdkind = XSC_FDKIND_NONE);
+		if (d->fdkind == XSC_FDKIND_NEW)
+			MUST_FLAG("a new descriptor that may be a file", m.newfd = XSC_NEWFD_FILE);
+		if (d->nonblock)
+			MUST_FLAG(".nonblock naming a pointer", m.nonblock = 4; m.args = "a,b,c,fds_out");
+		if (d->probe)
+			MUST_FLAG(".probe of a call that never blocks", m.block = XSC_NEVER_BLOCKS);
+		if (d->probe)
+			MUST_FLAG(".probe naming a pointer", m.probe = 1);
 		if (xsc__row_bound(d))
 			MUST_FLAG("a bound row translated", m.uring.prep = xsc__sys[SYS_read].uring.prep;
 				  m.uring.op[0] = 1; m.uring.note = "x");

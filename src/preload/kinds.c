@@ -7,13 +7,18 @@
  *     a regular file or a block device;
  *   - close, dup2, dup3 and close_range mark the descriptors they close
  *     or replace as closing, and then as closed;
+ *   - a socket, an accept, a pipe, an eventfd, a timerfd or an inotify
+ *     made by the program is no file, and non-blocking as its flags say;
+ *     fcntl(F_SETFL) and ioctl(FIONBIO) that succeed set or clear it;
  *   - an io_uring of the program's own (its closes go by it), a
  *     descriptor table shared with another process or unshared by one
  *     thread turn the kinds off for good.
  */
 #include "shim.h"
 
+#include <fcntl.h>
 #include <linux/close_range.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 static void off(void)
@@ -95,6 +100,17 @@ static void close_kind(struct tp_kcall *k, long nr, const long *a)
 	}
 }
 
+/* fcntl(fd, F_SETFL, flags), ioctl(fd, FIONBIO, &on) */
+static void setfl_kind(struct tp_kcall *k, long nr, const long *a)
+{
+	if (a[0] < 0 || a[0] > INT_MAX ||
+	    (nr == SYS_fcntl ? (int)a[1] != F_SETFL : (unsigned)a[1] != FIONBIO))
+		return;
+	k->what = TP_KC_SETFL;
+	k->first = (int)a[0];
+	k->seen = xsc__fdkind_seen((int)a[0]);
+}
+
 void tp_kinds_before(long nr, const long *a, struct tp_kcall *k)
 {
 	uint64_t flags;
@@ -110,6 +126,12 @@ void tp_kinds_before(long nr, const long *a, struct tp_kcall *k)
 		break;
 	case XSC_FDKIND_CLOSE:
 		close_kind(k, nr, a);
+		break;
+	case XSC_FDKIND_NEW:
+		k->what = TP_KC_NEW;
+		break;
+	case XSC_FDKIND_SETFL:
+		setfl_kind(k, nr, a);
 		break;
 	case XSC_FDKIND_OFF:
 		if (nr == SYS_io_uring_setup || (nr == SYS_unshare && (a[0] & CLONE_FILES)))
@@ -146,9 +168,27 @@ static long mode_of(long nr, const long *a)
 	return st.st_mode;
 }
 
+/* A new descriptor, or the pair written at fds_out. */
+static void born(long nr, const long *a, long r)
+{
+	const struct xsc_sysdef *d = &xsc__sys[nr];
+	bool nb = d->nonblock && (xsc__sys_arg((const int64_t *)a, d->nonblock) & O_NONBLOCK);
+	int fds[2];
+
+	_Static_assert(SOCK_NONBLOCK == O_NONBLOCK, "one bit for every kind of new descriptor");
+	if (!xsc__sys_pair(d)) {
+		if (r <= INT_MAX)
+			xsc__fdkind_born((int)r, nb);
+	} else if (peek(fds, a[nr == SYS_socketpair ? 3 : 0], sizeof(fds)) == 0) {
+		xsc__fdkind_born(fds[0], nb);
+		xsc__fdkind_born(fds[1], nb);
+	}
+}
+
 void tp_kinds_after(long nr, const long *a, const struct tp_kcall *k, long r)
 {
 	long mode;
+	int on;
 
 	switch (k->what) {
 	case TP_KC_STAT:
@@ -158,6 +198,19 @@ void tp_kinds_after(long nr, const long *a, const struct tp_kcall *k, long r)
 		break;
 	case TP_KC_CLOSE:
 		xsc__fdkind_closing(k->first, k->last, false, k->marked);
+		break;
+	case TP_KC_NEW:
+		if (r >= 0)
+			born(nr, a, r);
+		break;
+	case TP_KC_SETFL:
+		if (r < 0)
+			break;
+		if (nr == SYS_fcntl)
+			xsc__fdkind_setnb(k->first, k->seen, (a[2] & O_NONBLOCK) != 0);
+		else	/* an int the kernel read: not known if we cannot */
+			xsc__fdkind_setnb(k->first, k->seen,
+					  peek(&on, a[2], sizeof(on)) ? -1 : on != 0);
 		break;
 	default:
 		break;

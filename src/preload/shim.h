@@ -128,6 +128,7 @@ struct tp_state {
 		siginfo_t si;
 	} handed[TP_NHANDED];
 	_Atomic long nhanded, nunhanded;	/* handed; run on a vcpu instead */
+	_Atomic int nsigwait;		/* threads in the sigwait family */
 	struct xsc_runtime_config cfg;	/* as the runtime was started */
 	bool fork_native;		/* XSC_FORK=native: children run natively */
 	bool solo;			/* one thread: native until the second
@@ -184,7 +185,7 @@ long tp_check_emulators(void);
 int tp_copy_in(void *dst, const void *usrc, size_t len);
 
 /* kinds.c: descriptor kinds from the program's own calls (sched/fdkind.c) */
-enum { TP_KC_NONE, TP_KC_STAT, TP_KC_CLOSE };
+enum { TP_KC_NONE, TP_KC_STAT, TP_KC_CLOSE, TP_KC_NEW, TP_KC_SETFL };
 struct tp_kcall {
 	int what, first, last;
 	uint32_t seen;
@@ -193,6 +194,10 @@ struct tp_kcall {
 void tp_kinds_before(long nr, const long *a, struct tp_kcall *k);
 void tp_kinds_after(long nr, const long *a, const struct tp_kcall *k, long r);
 void tp_kinds_init(void);
+
+/* ways.c */
+void tp_ways_reaped(const struct xsc_fiber *f);
+void tp_ways_report(void);
 int tp_copy_out(void *udst, const void *src, size_t len);
 int tp_readable(struct xsc_vcpu *v, const uint32_t *u);
 void tp_maps_call(long nr, const long *a);
@@ -207,6 +212,7 @@ void tp_idle_mask(bool tighter);
 void tp_scan(struct xsc_vcpu *v);
 long tp_interrupted(struct xsc_fiber *f, long nr, long r);
 void tp_posted(struct xsc_fiber *f);
+bool tp_may_wait(struct xsc_fiber *f);
 /* signals/pending.c */
 int tp_tid_post(int vtid, int sig);
 void tp_handed_forget(struct xsc_fiber *f);	/* NULL: all */

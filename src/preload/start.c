@@ -112,6 +112,7 @@ static const struct xsc_rt_ops tp_ops = {
 	.call_end = tp_interrupted,
 	.switch_in = switch_in,
 	.idle = idle,
+	.may_wait = tp_may_wait,
 };
 
 bool xsc__tp;
@@ -556,6 +557,7 @@ static void __attribute__((destructor)) report(void)
 			 "handed to a waiting thread, %ld run on a vcpu\n",
 			 atomic_load(&tp.nhanded) + atomic_load(&tp.nunhanded),
 			 atomic_load(&tp.nhanded), atomic_load(&tp.nunhanded));
+	tp_ways_report();
 	xsc__tp_rewrite_report();
 }
 

@@ -29,7 +29,6 @@ struct xsc_tp_fiber {
 	uint64_t takes;			/* signals it takes for itself for the whole
 					   of a sigwait/sigsuspend/pause (tp.lock) */
 	int wait_fd;			/* that wait's eventfd + 1 (0: none) */
-	uint32_t nsig;			/* handlers run on it (sigsuspend) */
 	long call_nr;			/* the posted call's number (f->call_id) */
 	const long *call_args;		/* a sleep's arguments, and ... */
 	int64_t call_t0;		/* ... when it began (xsc__now()) */

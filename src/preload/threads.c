@@ -131,6 +131,7 @@ long tp_spawn(uint64_t flags, uint64_t lo, uint64_t sp, int *ptid, int *ctid,
  * any emulated waiter. */
 void tp_reap(struct xsc_fiber *f)
 {
+	tp_ways_reaped(f);
 	tid_del(f);
 	tp_account(f->sigmask, ~0ULL);
 	if (f->ctid) {

@@ -62,6 +62,12 @@ struct xsc_rt_ops {
 	void (*switch_in)(struct xsc_vcpu *v, struct xsc_fiber *f);
 	/* v has nothing to run and is about to sleep */
 	void (*idle)(struct xsc_vcpu *v);
+	/* f, on the only vcpu, with nothing else runnable and nothing in
+	 * flight, is about to wait in the kernel while other fibers live
+	 * there: true if nothing of the extension's could ready one of them
+	 * meanwhile without interrupting the wait (a signal it hands over);
+	 * NULL: never (syscalls.c sole()) */
+	bool (*may_wait)(struct xsc_fiber *f);
 };
 
 /* The ops registered (NULL: none, the xsc threads API alone). */

@@ -1,6 +1,7 @@
 /*
  * fdkind.c - transparent mode: whether a descriptor is a regular file or
- * a block device, known without asking the kernel again.
+ * a block device, and whether it is non-blocking, known without asking
+ * the kernel again.
  *
  * A short non-blocking read must be finished in the blocking form on a
  * regular file or block device and returned as it is on anything else
@@ -10,6 +11,17 @@
  * by the extension), or from a statx the reaper had to make, and kept
  * until the descriptor is closed.  Words live in a table indexed by fd
  * (fdtab.c).
+ *
+ * Whether it is non-blocking (O_NONBLOCK of its open file description)
+ * is known for descriptors the program made with a call that says so (a
+ * socket, an accept, a pipe, an eventfd, a timerfd, an inotify: the rows'
+ * XSC_FDKIND_NEW, with the flag at .nonblock) and kept through its
+ * fcntl(F_SETFL) and ioctl(FIONBIO) (XSC_FDKIND_SETFL): a call that waits
+ * for a peer on such a descriptor cannot wait, and runs in the caller
+ * where posting it gains nothing (syscalls.c).  Another process sharing
+ * the open file description (after a fork) may change the flag unseen:
+ * then a call thought unable to wait may wait in the caller, as it does
+ * natively; its result is the kernel's either way.
  *
  * Exact, not a guess: every close of the program's passes the shim,
  * which marks the descriptor closing before the call and closed after it
@@ -27,8 +39,12 @@
 
 _Atomic bool xsc__fdkind_on;
 
-/* gen (bits 16-31) | closes in flight (8-15) | kind (0-7) */
+/* gen (bits 16-31) | closes in flight (8-15) | O_NONBLOCK (4-5) | kind (0-3) */
 enum { K_UNKNOWN, K_DISK, K_OTHER };
+#define KIND 0x0fu
+#define NB_YES 0x10u
+#define NB_NO 0x20u
+#define NB (NB_YES | NB_NO)
 #define CLOSING 0x100u
 #define GEN 0x10000u
 
@@ -51,7 +67,20 @@ int xsc__fdkind_get(int fd)
 	v = atomic_load_explicit(w, memory_order_acquire);
 	if (v & 0xff00u)
 		return -1;	/* a close in flight */
-	return (v & 0xff) == K_DISK ? 1 : (v & 0xff) == K_OTHER ? 0 : -1;
+	return (v & KIND) == K_DISK ? 1 : (v & KIND) == K_OTHER ? 0 : -1;
+}
+
+/* True: fd is neither a regular file nor a block device, and
+ * non-blocking: a call that honours O_NONBLOCK cannot wait on it. */
+bool xsc__fdkind_nowait(int fd)
+{
+	_Atomic uint32_t *w;
+
+	if (!atomic_load_explicit(&xsc__fdkind_on, memory_order_relaxed) ||
+	    !(w = word(fd, false)))
+		return false;
+	return (atomic_load_explicit(w, memory_order_acquire) & (0xff00u | KIND | NB)) ==
+	       (K_OTHER | NB_YES);
 }
 
 /* Before a call that tells fd's kind: the word to compare with after it. */
@@ -66,12 +95,53 @@ uint32_t xsc__fdkind_seen(int fd)
 void xsc__fdkind_learn(int fd, uint32_t seen, bool disk)
 {
 	_Atomic uint32_t *w = word(fd, false);
-	uint32_t want = (seen & ~0xffu) | (disk ? K_DISK : K_OTHER);
+	uint32_t want = (seen & ~KIND) | (disk ? K_DISK : K_OTHER);
 
 	if (w && !(seen & 0xff00u))
 		atomic_compare_exchange_strong_explicit(w, &seen, want,
 							memory_order_release,
 							memory_order_relaxed);
+}
+
+/* fd was just made, by a call that says what it is (not a file) and
+ * whether it is non-blocking.  A close of it in the meantime (a race of
+ * the program's own) changes the word, and nothing is learned. */
+void xsc__fdkind_born(int fd, bool nonblock)
+{
+	_Atomic uint32_t *w = word(fd, true);
+	uint32_t v;
+
+	if (!w)
+		return;
+	v = atomic_load_explicit(w, memory_order_acquire);
+	if (!(v & 0xff00u))
+		atomic_compare_exchange_strong_explicit(w, &v, (v & ~0xffu) | K_OTHER |
+							(nonblock ? NB_YES : NB_NO),
+							memory_order_release,
+							memory_order_relaxed);
+}
+
+/* fd's O_NONBLOCK was set (nb 1) or cleared (0) by a call that
+ * succeeded, or changed in a way not known (-1); `seen` was read before
+ * it (xsc__fdkind_seen).  If the word changed since (another thread's
+ * change raced this one), which came last is not known: forgotten. */
+void xsc__fdkind_setnb(int fd, uint32_t seen, int nb)
+{
+	_Atomic uint32_t *w = word(fd, false);
+	uint32_t v;
+
+	if (!w || (seen & 0xff00u))
+		return;
+	if (nb >= 0 &&
+	    atomic_compare_exchange_strong_explicit(w, &seen, (seen & ~NB) |
+						    (nb ? NB_YES : NB_NO),
+						    memory_order_release,
+						    memory_order_relaxed))
+		return;
+	v = atomic_load_explicit(w, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(w, &v, v & ~NB, memory_order_release,
+						      memory_order_relaxed))
+		;
 }
 
 static void closing(_Atomic uint32_t *w, bool begin)

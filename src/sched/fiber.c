@@ -64,6 +64,8 @@ void xsc__reap_dead(struct xsc_vcpu *v, struct xsc_fiber *f)
 	struct xsc_fiber *j;
 	bool detached;
 
+	if (f->home)
+		atomic_fetch_sub_explicit(&f->home->nhomed, 1, memory_order_relaxed);
 	if (f->fs) {	/* a program's thread: the extension's */
 		free(f->kv);
 		f->kv = NULL;

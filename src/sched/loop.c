@@ -95,8 +95,10 @@ static void tls_in(struct xsc_vcpu *v, struct xsc_fiber *f)
 
 static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 {
-	if (!f->home)
+	if (!f->home) {
 		f->home = v;	/* it stays here from now on */
+		atomic_fetch_add_explicit(&v->nhomed, 1, memory_order_relaxed);
+	}
 	if (f->fs) {
 		/* a program's thread: its own signal mask, and its own TLS */
 		if (xsc__ext->switch_in)

@@ -39,6 +39,21 @@
 
 enum fstate { F_READY, F_RUNNING, F_BLOCKED, F_DONE };
 
+/* Which way a fiber's call went, and why (syscalls.c), counted per fiber
+ * and per vcpu. */
+enum xsc_way {
+	XSC_WAY_POSTED,		/* posted: it may wait */
+	XSC_WAY_BATCHED,	/* cannot wait, posted: others to batch it with */
+	XSC_WAY_ALONE,		/* cannot wait, nothing to batch it with: made
+				   by the caller */
+	XSC_WAY_LOOKED,		/* a wait whose look (timeout 0) was its answer */
+	XSC_WAY_LOOKED_POSTED,	/* a wait whose look found nothing: posted */
+	XSC_WAY_SOLE,		/* a wait made by the caller: the only fiber
+				   of its vcpu, nothing in flight */
+	XSC_WAY_CALLER,		/* the route, or its arguments, say the caller */
+	XSC_WAYS
+};
+
 struct xsc_vcpu;
 
 /* Wait queues (head/tail pointers of struct xsc_fiber via wnext). */
@@ -96,6 +111,9 @@ struct xsc_fiber {
 					   every thread of the process */
 	uintptr_t tstack_lo, tstack_hi;	/* its stack as its creator gave it
 					   (0: not known) */
+	uint32_t way[XSC_WAYS];		/* its calls, by enum xsc_way */
+	uint32_t nsig;			/* signal handlers run on it (written by
+					   the extension) */
 	/* the extension's own state (ext.h) */
 	_Alignas(16) unsigned char ext[XSC_FIBER_EXT];
 	struct xsc_vcpu *turn_v;	/* the vcpu its descriptor turn counts on (fdq.c) */
@@ -132,10 +150,12 @@ struct xsc_vcpu {
 	_Atomic int rq_len;			/* both lists */
 	_Atomic int nq_len;			/* new fibers */
 	_Atomic int idle;
+	_Atomic int nhomed;		/* fibers whose home it is, alive */
 	_Atomic int inited;		/* 1 running, -errno failed to start */
 	/* fibers waiting for a free syscall entry (vcpu-local, no lock) */
 	struct xsc_wq ewait;
 	uint64_t switches;
+	uint64_t way[XSC_WAYS];		/* its fibers' calls, by enum xsc_way */
 	/* thread pointer loads made by a system call
 	 * (arch_prctl) and by any means (tls.c) */
 	uint64_t tls_sys, tls_loads;

@@ -12,15 +12,19 @@
 #include "sched.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
+#include "fdkind.h"
+#include "hostprof.h"
 #include "internal.h"
 #include "rawsys.h"
 
@@ -229,10 +233,138 @@ again:
 	return ret;
 }
 
+static void count(struct xsc_vcpu *v, struct xsc_fiber *f, enum xsc_way w)
+{
+	v->way[w]++;
+	f->way[w]++;
+}
+
+/* Posting gains nothing: nothing else on the vcpu is runnable, no call is
+ * posted waiting for a flush (completions come in first: the fibers they
+ * ready would make calls of their own), and the host profile says a call
+ * made here costs less than one posted alone. */
+static bool alone(struct xsc_vcpu *v)
+{
+	struct xsc *x = v->x;
+
+	if (!x->hp || !x->hp->here_alone || x->npending || atomic_load(&v->rq_len))
+		return false;
+	if (x->inflight_uring + x->inflight_waits + x->inflight_worker) {
+		xsc_poll(x);
+		return !atomic_load(&v->rq_len) && !x->npending;
+	}
+	return true;
+}
+
+/* A call that waits for a peer on its descriptor, which cannot wait:
+ * the descriptor is non-blocking (a socket, a pipe... that the program
+ * made so: sched/fdkind.c), or MSG_DONTWAIT is among its flags. */
+static bool cannot_wait(const struct xsc_sysdef *d, const long *a)
+{
+	if (!d->turn.dir)
+		return false;
+	if (d->turn.msg && (xsc__sys_arg((const int64_t *)a, d->turn.msg) & MSG_DONTWAIT))
+		return true;
+	return a[0] >= 0 && a[0] <= INT_MAX && xsc__fdkind_nowait((int)a[0]);
+}
+
+/* Nothing can become runnable on v while its fiber f waits in the
+ * kernel: none of its calls is in flight, and either no other fiber lives
+ * there (a wake from another vcpu would find it waiting behind the call;
+ * a new fiber placed on it is taken by an idle vcpu: xsc__rt_may_block),
+ * or v is the only vcpu, so that no other fiber runs to wake one, and the
+ * extension says its signals cannot either. */
+static bool sole(const struct xsc_vcpu *v, struct xsc_fiber *f)
+{
+	const struct xsc *x = v->x;
+
+	if (x->inflight_uring + x->inflight_waits + x->inflight_worker)
+		return false;
+	return atomic_load_explicit(&v->nhomed, memory_order_relaxed) == 1 ||
+	       (xsc__rt.n == 1 && xsc__ext && xsc__ext->may_wait && xsc__ext->may_wait(f));
+}
+
+/* The wait, in the caller.  A signal taken by its kernel thread ends it
+ * with EINTR; one whose handler ran elsewhere (a process signal the
+ * extension hands to the thread the kernel would have chosen) was not
+ * this thread's: the wait goes on for what is left of its timeout, here,
+ * or posted (false, with b the wait to post) when it readied a fiber. */
+static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long *r,
+		      long *b)
+{
+	int64_t ms = (int)a[at], end = ms > 0 ? xsc__now() + ms * 1000000 : 0;
+
+	for (;;) {
+		uint32_t nsig = f->nsig;
+		struct xsc_vcpu *v = xsc__vcpu();	/* a handler's wait may move it */
+
+		xsc__rt_may_block(v);
+		*r = xsc__call_here(nr, (const int64_t *)b);
+		if (*r != -EINTR || f->nsig != nsig)
+			return true;
+		if (ms > 0) {
+			int64_t left = end - xsc__now();
+			if (left <= 0) {
+				*r = 0;
+				return true;
+			}
+			b[at] = (left + 999999) / 1000000;
+		}
+		v = xsc__vcpu();
+		if (atomic_load(&v->rq_len) || !sole(v, f))
+			return false;
+	}
+}
+
+/* Do no harm: a call posted alone costs a flush, a park and a resume
+ * where the caller would make one system call, and a fiber with nothing
+ * to batch with (an event loop's thread) makes its calls as it would
+ * natively:
+ *   - a call that cannot wait (on a non-blocking descriptor, or with
+ *     MSG_DONTWAIT);
+ *   - a wait (.probe: its timeout), whole, when nothing can become
+ *     runnable on its vcpu meanwhile (sole()); else it first looks with
+ *     timeout 0, and events ready then are the wait's answer (a wait
+ *     returns at once when it finds them); none, and it is posted.
+ * As soon as others are runnable, or calls wait for a flush, its calls go
+ * to the batch again.  True with the result in *r when the call was made
+ * here; false: the call to post is in b (a's arguments, or what is left
+ * of a wait). */
+static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const long *a,
+		      long *r, long *b)
+{
+	const struct xsc_sysdef *d = &xsc__sys[nr];
+
+	memcpy(b, a, 6 * sizeof(*b));
+	if (cannot_wait(d, a)) {
+		if (!alone(v)) {
+			count(v, f, XSC_WAY_BATCHED);
+			return false;
+		}
+		count(v, f, XSC_WAY_ALONE);
+		*r = xsc__call_here(nr, (const int64_t *)a);
+		return true;
+	}
+	if (!d->probe || !a[d->probe - 1] || !alone(v)) {
+		count(v, f, XSC_WAY_POSTED);
+		return false;
+	}
+	if (sole(v, f)) {
+		count(v, f, XSC_WAY_SOLE);
+		return sole_wait(f, nr, a, d->probe - 1, r, b);
+	}
+	b[d->probe - 1] = 0;
+	*r = xsc__call_here(nr, (const int64_t *)b);
+	count(v, f, *r ? XSC_WAY_LOOKED : XSC_WAY_LOOKED_POSTED);
+	b[d->probe - 1] = a[d->probe - 1];
+	return *r != 0;
+}
+
 static long fiber_call(long nr, const long *a)
 {
 	struct xsc_vcpu *v = xsc__vcpu();
 	struct xsc_fiber *f = v ? v->cur : NULL;
+	long r, b[6];
 
 	if (!f)
 		return outside(nr, a);
@@ -242,14 +374,20 @@ static long fiber_call(long nr, const long *a)
 		xsc__fdq_closed((int)a[nr == SYS_close ? 0 : 1]);
 	if (xsc__rt_creds_behind(v))	/* before any call of the program */
 		xsc__rt_creds_catch_up(v);
-	if (v->x->head[nr].route == XSC_BACKEND_INLINE)
+	if (v->x->head[nr].route == XSC_BACKEND_INLINE) {
+		count(v, f, XSC_WAY_CALLER);
 		return call_inline(v, nr, a);
+	}
 	/* cheaper here for these arguments (.cheap_if): no park at all */
 	if ((v->x->head[nr].route == XSC_BACKEND_URING ||
 	     v->x->head[nr].route == XSC_BACKEND_SQPOLL) && v->x->have_ring &&
-	    xsc__cheap_here(v->x, &xsc__sys[nr], (const int64_t *)a))
+	    xsc__cheap_here(v->x, &xsc__sys[nr], (const int64_t *)a)) {
+		count(v, f, XSC_WAY_CALLER);
 		return xsc__call_here(nr, (const int64_t *)a);
-	return call_posted(v, f, nr, a);
+	}
+	if (made_here(v, f, nr, a, &r, b))
+		return r;
+	return call_posted(v, f, nr, b);
 }
 
 int xsc__post_fiber(long nr, const long *a, uint64_t tag)

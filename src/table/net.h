@@ -7,6 +7,7 @@
  */
 	/* ---- sockets ----------------------------------------------------- */
 	[SYS_socket] = {
+		.fdkind = XSC_FDKIND_NEW, .nonblock = 2,
 		.args = "domain,type,proto",
 		.newfd = XSC_NEWFD_SOCK,
 		.block = XSC_MAY_BLOCK,
@@ -30,6 +31,7 @@
 		},
 	},
 	[SYS_accept] = {
+		.fdkind = XSC_FDKIND_NEW,
 		.args = "fd,addr_out,lenp",
 		.intr = XSC_INTR_RESTART,
 		.turn = { XSC_TURN_READ, 0 },
@@ -45,6 +47,7 @@
 		},
 	},
 	[SYS_accept4] = {
+		.fdkind = XSC_FDKIND_NEW, .nonblock = 4,
 		.args = "fd,addr_out,lenp,flags",
 		.intr = XSC_INTR_RESTART,
 		.turn = { XSC_TURN_READ, 0 },
@@ -213,6 +216,7 @@
 		},
 	},
 	[SYS_poll] = {
+		.probe = 3,
 		.args = "pollfd_io,n,ms",
 		.intr = XSC_INTR_EINTR,
 		.block = XSC_MAY_BLOCK,

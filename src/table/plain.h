@@ -169,6 +169,7 @@
 		.shim = XSC_SHIM_POST,
 	},
 	[SYS_pipe] = {
+		.fdkind = XSC_FDKIND_NEW,
 		.args = "fds_out",
 		.newfd = XSC_NEWFD_PIPE,
 		.block = XSC_NEVER_BLOCKS,
@@ -176,6 +177,7 @@
 		.shim = XSC_SHIM_POST,
 	},
 	[SYS_pipe2] = {
+		.fdkind = XSC_FDKIND_NEW, .nonblock = 2,
 		.args = "fds_out,flags",
 		.newfd = XSC_NEWFD_PIPE,
 		.block = XSC_NEVER_BLOCKS,
@@ -183,6 +185,7 @@
 		.shim = XSC_SHIM_POST,
 	},
 	[SYS_socketpair] = {
+		.fdkind = XSC_FDKIND_NEW, .nonblock = 2,
 		.args = "domain,type,proto,fds_out",
 		.newfd = XSC_NEWFD_SOCK,
 		.block = XSC_NEVER_BLOCKS,
@@ -190,6 +193,7 @@
 		.shim = XSC_SHIM_POST,
 	},
 	[SYS_eventfd2] = {
+		.fdkind = XSC_FDKIND_NEW, .nonblock = 2,
 		.args = "count,flags",
 		.newfd = XSC_NEWFD_EVENT,
 		.block = XSC_NEVER_BLOCKS,
@@ -253,12 +257,14 @@
 		.shim = XSC_SHIM_POST,
 	},
 	[SYS_ioctl] = {
+		.fdkind = XSC_FDKIND_SETFL,
 		.args = "fd,req,arg",
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_DIRECT,
 	},
 	[SYS_fcntl] = {
+		.fdkind = XSC_FDKIND_SETFL,
 		.args = "fd,cmd,val",
 		.intr = XSC_INTR_RESTART,
 		.block = XSC_MAY_BLOCK,
@@ -267,6 +273,7 @@
 		.shim_args = shim_fcntl,
 	},
 	[SYS_epoll_wait] = {
+		.probe = 4,
 		.args = "epfd,out,n,ms",
 		.intr = XSC_INTR_EINTR,
 		.block = XSC_MAY_BLOCK,
@@ -300,6 +307,7 @@
 		.shim = XSC_SHIM_POST,
 	},
 	[SYS_epoll_pwait] = {
+		.probe = 4,
 		.args = "epfd,out,n,ms,mask,size",
 		.intr = XSC_INTR_EINTR,
 		.block = XSC_MAY_BLOCK,
@@ -525,6 +533,7 @@
 		.shim = XSC_SHIM_POST,
 	},
 	[SYS_inotify_init1] = {
+		.fdkind = XSC_FDKIND_NEW, .nonblock = 1,
 		.args = "flags",
 		.newfd = XSC_NEWFD_INOTIFY,
 		.block = XSC_NEVER_BLOCKS,
@@ -539,6 +548,7 @@
 		.shim = XSC_SHIM_POST,
 	},
 	[SYS_timerfd_create] = {
+		.fdkind = XSC_FDKIND_NEW, .nonblock = 2,
 		.args = "clock,flags",
 		.newfd = XSC_NEWFD_TIMER,
 		.block = XSC_NEVER_BLOCKS,

@@ -146,7 +146,7 @@ static int enter(struct xsc_vcpu *v, uintptr_t sp, const ucontext_t *uc,
 	if (depth < TP_HFRAMES)
 		tp_hframe_push(&TP(v)->hf[depth], sp, *sel, uc);
 	if (v->cur)
-		TP(v->cur)->nsig++;
+		v->cur->nsig++;
 	return depth;
 }
 

@@ -310,3 +310,15 @@ bool tp_hand_to_waiter(int sig)
 	xsc__spin_unlock(&tp.lock);
 	return done;
 }
+
+/* The runtime's question (ext.h may_wait): may f, on the only vcpu, wait
+ * in the kernel while the program's other threads are parked there?  A
+ * signal could ready one of them: one no thread waits for in the sigwait
+ * family (they take theirs through the vcpus' wakes, not a signal to the
+ * waiting thread), and f accepts every signal some thread accepts, so
+ * the kernel gives each to f's kernel thread and interrupts the wait. */
+bool tp_may_wait(struct xsc_fiber *f)
+{
+	return !atomic_load(&tp.nsigwait) &&
+	       !(f->sigmask & ~atomic_load(&xsc__tp_idlemask) & ~TP_NEVER_BLOCKED);
+}

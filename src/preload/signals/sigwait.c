@@ -85,6 +85,8 @@ static long park_for(struct xsc_fiber *f, uint64_t set, int64_t deadline)
 static void takes(struct xsc_fiber *f, uint64_t set)
 {
 	xsc__spin_lock(&tp.lock);
+	if (!TP(f)->takes != !set)
+		atomic_fetch_add(&tp.nsigwait, set ? 1 : -1);
 	TP(f)->takes = set;
 	xsc__spin_unlock(&tp.lock);
 }
@@ -170,7 +172,7 @@ long tp_sigsuspend(const long *a)
 	tp_account(old, ~0ULL);
 	for (;;) {
 		struct xsc_vcpu *v = xsc__vcpu();	/* may change after a park */
-		uint32_t before = TP(f)->nsig;
+		uint32_t before = f->nsig;
 
 		f->sigmask = nm;
 		TP(v)->sigmask = nm;
@@ -180,7 +182,7 @@ long tp_sigsuspend(const long *a)
 		f->sigmask = old;
 		TP(v)->sigmask = old;
 		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8);
-		if (TP(f)->nsig != before) {
+		if (f->nsig != before) {
 			r = -EINTR;
 			break;
 		}

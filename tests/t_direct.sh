@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Do no harm (sched/syscalls.c made_here): under `xsc run` a thread with
+# nothing to batch with makes its calls as natively, and each rule that
+# decides direct or posted does what it says.  tests/tp/tp_direct checks
+# the results (each case against the kernel's); here the counts `xsc run
+# -v` prints of which way the calls went, on each executor with a ring:
+#   - two vcpus: the reads and writes on non-blocking descriptors (by
+#     flags, fcntl, ioctl) and MSG_DONTWAIT are made alone (20,000 of
+#     them: the writes to the blocking end of the fcntl and ioctl pairs
+#     are posted), the epoll waits by the only thread of a vcpu (2,000),
+#     the reads that must wait (flag cleared, number reused) are posted;
+#   - one vcpu (taskset), where a thread keeps yielding through the last
+#     case: its 4000 calls are posted with others to batch;
+#   - a host where a system call costs more than a call posted alone
+#     (XSC_HOST_PROFILE): none made alone, and -v says the rule is off.
+# Exit 0 pass, 1 fail, 77 skip.
+# xsc-test: timeout=300
+set -u
+build=$(cd "${1:?usage: t_direct.sh BUILD_DIR}" && pwd)
+xsc=$build/xsc prog=$build/tests/tp/tp_direct
+here=$(cd "$(dirname "$0")" && pwd)
+[ -f "$build/libxsc-preload.so" ] || { echo "skip: no preload library (sanitizer build)"; exit 77; }
+[ -x "$prog" ] || { echo "skip: $prog not built"; exit 77; }
+[ "$(nproc)" -ge 2 ] || { echo "skip: one CPU allowed (the two-vcpu case needs two)"; exit 77; }
+. "$here/ringrun_lib.sh"
+need_ring_run "$xsc"
+tmp=$(mktemp -d /tmp/t_direct.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# way LOG FIELD: the process's count of one way ("made alone", ...)
+way() {
+	local line
+	line=$(grep "xsc run: the threads' calls:" "$1") || { echo -1; return; }
+	case $2 in
+	posted) sed 's/.*calls: \([0-9]*\) posted (may wait).*/\1/' <<<"$line" ;;
+	alone) sed 's/.*cannot wait: \([0-9]*\) made alone.*/\1/' <<<"$line" ;;
+	batched) sed 's/.* \([0-9]*\) posted with others to batch.*/\1/' <<<"$line" ;;
+	sole) sed 's/.*waits: \([0-9]*\) made by the only thread.*/\1/' <<<"$line" ;;
+	esac
+}
+
+# run LABEL [PREFIX...]: tp_direct under xsc run -v; its output must be
+# the native run's
+run() {
+	local label=$1
+	shift
+	timeout -k 5 40 "$@" "$xsc" run -v -- "$prog" >"$tmp/$label.out" 2>"$tmp/$label.err"
+	local rc=$?
+	if [ $rc -ne 0 ] || ! cmp -s "$tmp/native.out" "$tmp/$label.out"; then
+		bad "$label: exit $rc, output differs from native:"
+		diff "$tmp/native.out" "$tmp/$label.out" | head -5
+		return 1
+	fi
+}
+
+"$prog" >"$tmp/native.out" || { echo "FAIL: natively: exit $?"; cat "$tmp/native.out"; exit 1; }
+for b in ${XSC_TP_BACKENDS:-uring sqpoll}; do
+	[ "$b" = worker ] && continue	# no ring: posting costs a thread switch, it always is
+	export XSC_BACKEND=$b
+	run "$b" taskset -c 0,1 || continue
+	a=$(way "$tmp/$b.err" alone) s=$(way "$tmp/$b.err" sole) p=$(way "$tmp/$b.err" posted)
+	[ "$a" -ge 20000 ] || bad "$b, two vcpus: $a calls made alone (want >= 20000)"
+	[ "$s" -ge 2000 ] || bad "$b, two vcpus: $s waits by the only thread of a vcpu (want >= 2000)"
+	[ "$p" -ge 3 ] || bad "$b, two vcpus: $p posted (want >= 3: the reads that wait)"
+	run "$b-one" taskset -c 0 || continue
+	n=$(way "$tmp/$b-one.err" batched)
+	[ "$n" -ge 2000 ] || bad "$b, one vcpu and a yielding thread: $n batched (want >= 2000)"
+	printf '%s\n' "null_syscall_ns 2000" "posted_batch1_ns 1250" "posted_batch32_ns 100" \
+		"posted_async_batch32_ns 400" "tls_switch_ns 1100" "thread_switch_ns 4000" \
+		"cross_core_wake_ns 30000" "xsave_bytes 2696" "xsavec 1" >"$tmp/dear"
+	run "$b-dear" env XSC_HOST_PROFILE="$tmp/dear" taskset -c 0,1 || continue
+	n=$(way "$tmp/$b-dear.err" alone)
+	[ "$n" -eq 0 ] || bad "$b, a system call dearer than a lone posted call: $n made alone (want 0)"
+	grep -q "nothing is posted (off): a system call costs 2000 ns here" "$tmp/$b-dear.err" ||
+		bad "$b, dear: -v does not say the rule is off"
+	echo "$b: two vcpus: $a made alone, $s waits by the only thread, $p posted;" \
+		"one vcpu: $(way "$tmp/$b-one.err" batched) batched"
+done
+[ $fails -eq 0 ] && echo "PASS" && exit 0
+exit 1

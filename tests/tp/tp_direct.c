@@ -1,0 +1,250 @@
+/*
+ * tp_direct: the calls an event loop's thread makes directly under `xsc
+ * run` when posting gains nothing (sched/syscalls.c made_here) give
+ * exactly the kernel's results, whichever way each goes:
+ *   nonblock  reads and writes on descriptors made non-blocking by their
+ *             flags (socketpair, pipe2, eventfd), by fcntl(F_SETFL) and by
+ *             ioctl(FIONBIO): data, then EAGAIN;
+ *   cleared   the flag cleared again (fcntl, ioctl): a read waits for the
+ *             byte another thread writes 30 ms later, never EAGAIN (made
+ *             directly, it would hold the one vcpu of t_direct.sh's run
+ *             that the writer needs);
+ *   reused    a non-blocking descriptor closed and its number reused by a
+ *             blocking pipe: the read waits, never EAGAIN;
+ *   dontwait  recv(MSG_DONTWAIT) on a blocking socket: EAGAIN at once;
+ *   epoll     a wait with events ready returns them at once; with none it
+ *             times out after its timeout; one a signal handler of the
+ *             thread interrupts returns EINTR;
+ *   busy      the same reads while another thread keeps yielding (run on
+ *             one vcpu by t_direct.sh: the reads are batched then).
+ * Prints one line per case; exit 0.  t_transparent compares the output
+ * with the native run's, t_direct.sh also which way the calls went.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ROUNDS 2000
+
+static int fails;
+
+static void check(const char *what, int ok)
+{
+	if (!ok) {
+		printf("FAIL %s (errno %d)\n", what, errno);
+		fails++;
+	}
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ROUNDS writes of one byte to w, each read back from r; then r is empty. */
+static void pingpong(const char *name, int w, int r)
+{
+	char c, got;
+	int ok = 1;
+
+	for (int i = 0; i < ROUNDS && ok; i++) {
+		c = (char)i;
+		ok = write(w, &c, 1) == 1 && read(r, &got, 1) == 1 && got == c;
+	}
+	check(name, ok);
+	errno = 0;
+	check(name, read(r, &got, 1) == -1 && errno == EAGAIN);
+	printf("%s ok\n", name);
+}
+
+static void nonblock(void)
+{
+	int s[2], p[2], e;
+	uint64_t v;
+
+	check("socketpair", socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s) == 0);
+	pingpong("socketpair", s[0], s[1]);
+	close(s[0]);
+	close(s[1]);
+	check("pipe2", pipe2(p, O_NONBLOCK) == 0);
+	pingpong("pipe2", p[1], p[0]);
+	close(p[0]);
+	close(p[1]);
+	check("socketpair", socketpair(AF_UNIX, SOCK_STREAM, 0, s) == 0);
+	check("fcntl", fcntl(s[1], F_SETFL, fcntl(s[1], F_GETFL) | O_NONBLOCK) == 0);
+	pingpong("fcntl", s[0], s[1]);
+	close(s[0]);
+	close(s[1]);
+	check("socketpair", socketpair(AF_UNIX, SOCK_STREAM, 0, s) == 0);
+	check("ioctl", ioctl(s[1], FIONBIO, &(int){ 1 }) == 0);
+	pingpong("ioctl", s[0], s[1]);
+	close(s[0]);
+	close(s[1]);
+	e = eventfd(0, EFD_NONBLOCK);
+	check("eventfd", e >= 0);
+	v = 3;
+	check("eventfd write", write(e, &v, 8) == 8);
+	check("eventfd read", read(e, &v, 8) == 8 && v == 3);
+	errno = 0;
+	check("eventfd empty", read(e, &v, 8) == -1 && errno == EAGAIN);
+	close(e);
+	printf("eventfd ok\n");
+}
+
+/* A byte written to fd 30 ms from now, by another thread. */
+static void *late_writer(void *arg)
+{
+	usleep(30000);
+	check("late write", write((int)(long)arg, "x", 1) == 1);
+	return NULL;
+}
+
+static void read_waits(const char *name, int w, int r)
+{
+	pthread_t t;
+	char c = 0;
+
+	pthread_create(&t, NULL, late_writer, (void *)(long)w);
+	usleep(5000);	/* the writer sleeps: nothing else is runnable */
+	errno = 0;
+	check(name, read(r, &c, 1) == 1 && c == 'x');
+	pthread_join(t, NULL);
+	printf("%s ok\n", name);
+}
+
+static void cleared(void)
+{
+	int s[2], p[2], q[2];
+
+	check("socketpair", socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s) == 0);
+	check("fcntl clear", fcntl(s[1], F_SETFL, fcntl(s[1], F_GETFL) & ~O_NONBLOCK) == 0);
+	read_waits("fcntl cleared", s[0], s[1]);
+	check("ioctl clear", ioctl(s[0], FIONBIO, &(int){ 0 }) == 0);
+	read_waits("ioctl cleared", s[1], s[0]);
+	close(s[0]);
+	close(s[1]);
+	/* a non-blocking pair closed; a blocking pipe gets its numbers */
+	check("pipe2", pipe2(p, O_NONBLOCK) == 0);
+	close(p[0]);
+	close(p[1]);
+	check("pipe", pipe(q) == 0);
+	check("reused numbers", q[0] == p[0] || q[0] == p[1]);
+	read_waits("reused", q[1], q[0]);
+	close(q[0]);
+	close(q[1]);
+}
+
+static void dontwait(void)
+{
+	int s[2];
+	char c;
+
+	check("socketpair", socketpair(AF_UNIX, SOCK_STREAM, 0, s) == 0);
+	errno = 0;
+	check("dontwait empty", recv(s[1], &c, 1, MSG_DONTWAIT) == -1 && errno == EAGAIN);
+	check("dontwait send", send(s[0], "y", 1, MSG_DONTWAIT) == 1);
+	check("dontwait data", recv(s[1], &c, 1, MSG_DONTWAIT) == 1 && c == 'y');
+	close(s[0]);
+	close(s[1]);
+	printf("dontwait ok\n");
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static void epoll(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, out[4];
+	struct sigaction sa;
+	int s[2], ep = epoll_create1(0);
+	double t0;
+	char c;
+	int n;
+
+	check("socketpair", socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s) == 0);
+	ev.data.fd = s[1];
+	check("epoll_ctl", epoll_ctl(ep, EPOLL_CTL_ADD, s[1], &ev) == 0);
+	for (int i = 0; i < ROUNDS; i++) {
+		check("write", write(s[0], "z", 1) == 1);
+		n = epoll_wait(ep, out, 4, 1000);
+		check("epoll ready", n == 1 && out[0].data.fd == s[1]);
+		check("read", read(s[1], &c, 1) == 1);
+	}
+	t0 = now_ms();
+	n = epoll_wait(ep, out, 4, 40);
+	check("epoll timeout", n == 0 && now_ms() - t0 >= 39);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &(struct itimerval){ { 0, 0 }, { 0, 30000 } }, NULL);
+	t0 = now_ms();
+	errno = 0;
+	n = epoll_wait(ep, out, 4, 5000);
+	check("epoll EINTR", n == -1 && errno == EINTR && now_ms() - t0 < 4000);
+	close(ep);
+	close(s[0]);
+	close(s[1]);
+	printf("epoll ok\n");
+}
+
+static atomic_int stop;
+
+static void *yielder(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop))
+		sched_yield();
+	return NULL;
+}
+
+static void busy(void)
+{
+	pthread_t t;
+	int s[2];
+
+	pthread_create(&t, NULL, yielder, NULL);
+	check("socketpair", socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s) == 0);
+	pingpong("busy", s[0], s[1]);
+	atomic_store(&stop, 1);
+	pthread_join(t, NULL);
+	close(s[0]);
+	close(s[1]);
+}
+
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+int main(void)
+{
+	pthread_t t;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* a second thread starts the runtime of `xsc run` */
+	pthread_create(&t, NULL, nothing, NULL);
+	pthread_join(t, NULL);
+	nonblock();
+	cleared();
+	dontwait();
+	epoll();
+	busy();
+	return fails ? 1 : 0;
+}
