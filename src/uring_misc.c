@@ -13,6 +13,7 @@
 #include "uring_prep.h"
 #include "ucopy.h"
 
+#include <limits.h>
 #include <linux/futex.h>
 #include <time.h>
 
@@ -96,6 +97,21 @@ long xsc__done_sleep(struct xsc *x, int id)
 	return res == -ETIME ? 0 : res;
 }
 
+/* Entry id's first SQE, then a LINK_TIMEOUT of ms milliseconds when ms
+ * is positive (negative: none, the wait has no end): the parts queued. */
+static int link_ms(struct xsc *x, int id, struct io_uring_sqe *sqe, int ms)
+{
+	union xsc_aux *ax = aux_of(x, id);
+
+	if (ms < 0)
+		return 1;
+	ax->tm.ts.tv_sec = ms / 1000;
+	ax->tm.ts.tv_nsec = (ms % 1000) * 1000000L;
+	sqe->flags |= IOSQE_IO_LINK;
+	io_uring_prep_link_timeout(xsc__sqe(x, id, 1), &ax->tm.ts, 0);
+	return 2;
+}
+
 /* poll(fds, 1, timeout): POLL_ADD, linked to a LINK_TIMEOUT when the
  * timeout is positive.  Timeout 0 (a non-blocking check) and several fds
  * are declined. */
@@ -115,13 +131,7 @@ int xsc__prep_poll(struct xsc *x, int id)
 	s->uptr = PTR(a[0]);
 	sqe = xsc__sqe(x, id, 0);
 	io_uring_prep_poll_add(sqe, ax->tm.pfd.fd, (unsigned short)ax->tm.pfd.events);
-	if (tmo < 0)
-		return 1;
-	ax->tm.ts.tv_sec = tmo / 1000;
-	ax->tm.ts.tv_nsec = (tmo % 1000) * 1000000L;
-	sqe->flags |= IOSQE_IO_LINK;
-	io_uring_prep_link_timeout(xsc__sqe(x, id, 1), &ax->tm.ts, 0);
-	return 2;
+	return link_ms(x, id, sqe, tmo);
 }
 
 long xsc__done_poll(struct xsc *x, int id)
@@ -147,6 +157,40 @@ long xsc__done_poll(struct xsc *x, int id)
 	if (xsc__ucopy_out(&u->revents, &rev, sizeof(rev)) < 0)
 		return -EFAULT;
 	return ret;
+}
+
+/* epoll_wait(epfd, events, n, ms), and epoll_pwait without a mask:
+ * EPOLL_WAIT (it completes once events are ready, with them copied out as
+ * epoll_wait copies them), linked to a LINK_TIMEOUT when ms is positive.
+ * What epoll_wait refuses before it looks at the descriptor, io_uring's
+ * form does not check: a count out of range (-EINVAL) and an array
+ * outside user space (-EFAULT) are declined to the fallback, which gives
+ * the kernel's answer.  ms 0 (a look that never waits) is declined. */
+#define EP_MAX_EVENTS (INT_MAX / 12)	/* sizeof(struct epoll_event) */
+#define USER_TOP 0x7ffffffff000UL	/* TASK_SIZE_MAX, 4-level paging */
+
+int xsc__prep_epoll_wait(struct xsc *x, int id)
+{
+	const int64_t *a = A(x, id);
+	struct io_uring_sqe *sqe;
+	int n = (int)a[2], ms = (int)a[3];
+	uint64_t p = (uint64_t)a[1];
+
+	if (n <= 0 || n > EP_MAX_EVENTS || ms == 0 || p > USER_TOP ||
+	    (uint64_t)n * 12 > USER_TOP - p)
+		return 0;
+	sqe = xsc__sqe(x, id, 0);
+	io_uring_prep_rw(XSC_OP_EPOLL_WAIT, sqe, (int)a[0], PTR(a[1]), (unsigned)n, 0);
+	return link_ms(x, id, sqe, ms);
+}
+
+long xsc__done_epoll_wait(struct xsc *x, int id)
+{
+	struct xsc_slot *s = slot_of(x, id);
+
+	if (s->res[0] == -ECANCELED && s->res[1] == -ETIME)
+		return 0;	/* the timeout expired */
+	return s->res[0];
 }
 
 /* futex WAIT/WAKE and their BITSET forms without a timeout.  Everything

@@ -13,6 +13,7 @@
 #define XSC_OP_FTRUNCATE   55	/* 6.9 */
 #define XSC_OP_BIND        56	/* 6.11 */
 #define XSC_OP_LISTEN      57	/* 6.11 */
+#define XSC_OP_EPOLL_WAIT  59	/* 6.15 */
 
 #ifndef FUTEX2_SIZE_U32
 #define FUTEX2_SIZE_U32 0x02

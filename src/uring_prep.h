@@ -114,6 +114,8 @@ int xsc__prep_clock_nanosleep(struct xsc *x, int id);
 long xsc__done_sleep(struct xsc *x, int id);
 int xsc__prep_poll(struct xsc *x, int id);
 long xsc__done_poll(struct xsc *x, int id);
+int xsc__prep_epoll_wait(struct xsc *x, int id);
+long xsc__done_epoll_wait(struct xsc *x, int id);
 long xsc__done_waitid(struct xsc *x, int id);
 int xsc__prep_futex(struct xsc *x, int id);
 int xsc__prep_waitid(struct xsc *x, int id);

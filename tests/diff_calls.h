@@ -33,7 +33,7 @@
 
 #define DIFF_MISC_CALLS \
 	SYS_splice, SYS_tee, SYS_epoll_ctl, SYS_nanosleep, SYS_clock_nanosleep, \
-	SYS_poll, SYS_futex, SYS_waitid
+	SYS_poll, SYS_epoll_wait, SYS_epoll_pwait, SYS_futex, SYS_waitid
 
 #define DIFF_MISC_OTHER \
 	SYS_getppid, SYS_mmap, SYS_munmap, SYS_mprotect, SYS_brk, \

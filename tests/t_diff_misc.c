@@ -1,5 +1,5 @@
 /* Differential test, the rest: splice, tee, epoll_ctl, nanosleep,
- * clock_nanosleep, poll, futex, waitid (io_uring translations) and a
+ * clock_nanosleep, poll, epoll_wait, epoll_pwait, futex, waitid (io_uring translations) and a
  * representative set of worker/inline-only calls (getppid, mmap, munmap,
  * mprotect, brk, getdents64, ioctl, fcntl, dup, pipe2, lseek, getcwd,
  * uname), through xsc and directly, compared field by field (see
@@ -201,6 +201,60 @@ static void c_poll(void)
 	close(s[0]);
 	close(s[1]);
 	close(f);
+}
+
+/* epoll_wait and epoll_pwait without a mask (io_uring's EPOLL_WAIT with a
+ * linked timeout where the kernel has it): events ready, none within the
+ * timeout, edge- and level-triggered, one-shot, fewer slots than events,
+ * and what the kernel refuses before it waits. */
+static void c_epoll_wait(void)
+{
+	int ep = epoll_create1(0), p[2], q[2];
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0x1234 }, out[4];
+
+	CHECK_EQ(pipe(p), 0);
+	CHECK_EQ(pipe(q), 0);
+	CHECK_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev), 0);
+	ev.events = EPOLLIN | EPOLLET;
+	ev.data.u64 = 0x5678;
+	CHECK_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, q[0], &ev), 0);
+#define W(label, nr, n, ...) \
+	memset(out, 0x5a, sizeof(out)); \
+	R(label, nr, ep, out, n, __VA_ARGS__); \
+	rec_b(L(label, "events"), out, sizeof(out))
+	W("epoll_wait empty 5 ms", SYS_epoll_wait, 4, 5);
+	CHECK_EQ(write(p[1], "x", 1), 1);
+	W("epoll_wait level, ready", SYS_epoll_wait, 4, 100);
+	W("epoll_wait level, again", SYS_epoll_wait, 4, -1);
+	CHECK_EQ(write(q[1], "y", 1), 1);
+	W("epoll_wait two ready", SYS_epoll_wait, 4, 100);
+	W("epoll_wait edge consumed", SYS_epoll_wait, 4, 100);
+	CHECK_EQ(write(q[1], "y", 1), 1);
+	W("epoll_wait one slot", SYS_epoll_wait, 1, 100);
+	W("epoll_wait one slot, next", SYS_epoll_wait, 1, 100);
+	W("epoll_pwait no mask", SYS_epoll_pwait, 4, 100, NULL, 8);
+	W("epoll_pwait no mask, size 0", SYS_epoll_pwait, 4, 100, NULL, 0);
+	ev.events = EPOLLIN | EPOLLONESHOT;
+	ev.data.u64 = 0x9abc;
+	CHECK_EQ(epoll_ctl(ep, EPOLL_CTL_MOD, p[0], &ev), 0);
+	W("epoll_wait one-shot", SYS_epoll_wait, 4, 100);
+	W("epoll_wait one-shot spent", SYS_epoll_wait, 4, 5);
+#undef W
+	R("epoll_wait n 0 (EINVAL)", SYS_epoll_wait, ep, out, 0, 100);
+	R("epoll_wait n -1", SYS_epoll_wait, ep, out, -1, 100);
+	R("epoll_wait n huge", SYS_epoll_wait, ep, out, INT_MAX, 100);
+	R("epoll_wait events in kernel space", SYS_epoll_wait, ep, 0xffff888000000000ULL, 4, 100);
+	R("epoll_wait events past user space", SYS_epoll_wait, ep, 0x7ffffffff000ULL - 24, 4, 100);
+	CHECK_EQ(write(q[1], "y", 1), 1);
+	R("epoll_wait events unmapped, ready", SYS_epoll_wait, ep, unmapped(), 4, -1);
+	R("epoll_wait not an epoll fd", SYS_epoll_wait, p[0], out, 4, 100);
+	R("epoll_wait EBADF", SYS_epoll_wait, 9999, out, 4, 100);
+	R("epoll_wait negative fd", SYS_epoll_wait, -1, out, 4, 100);
+	close(ep);
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
 }
 
 static uint32_t fword;
@@ -537,6 +591,7 @@ int main(void)
 	CASE(c_epoll_ctl);
 	CASE(c_sleep);
 	CASE(c_poll);
+	CASE(c_epoll_wait);
 	CASE(c_futex);
 	CASE(c_waitid);
 	CASE(c_procinfo);

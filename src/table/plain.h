@@ -280,6 +280,12 @@
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
 		.shim_args = shim_epoll_wait,
+		.uring = {
+			.op = { XSC_OP_EPOLL_WAIT, IORING_OP_LINK_TIMEOUT },
+			.prep = xsc__prep_epoll_wait,
+			.done = xsc__done_epoll_wait,
+			.note = "io_uring; timeout != 0, a count in range",
+		},
 	},
 	[SYS_select] = {
 		.args = "n,io,io,io,tv",
@@ -315,6 +321,12 @@
 		.bound = epoll_pwait_bound,
 		.shim = XSC_SHIM_POST,
 		.shim_args = shim_epoll_wait,
+		.uring = {
+			.op = { XSC_OP_EPOLL_WAIT, IORING_OP_LINK_TIMEOUT },
+			.prep = xsc__prep_epoll_wait,
+			.done = xsc__done_epoll_wait,
+			.note = "io_uring without a mask (with one: the caller); timeout != 0, a count in range",
+		},
 	},
 	[SYS_epoll_pwait2] = {
 		.args = "epfd,out,n,ts,mask,size",
