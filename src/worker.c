@@ -8,7 +8,8 @@
  *
  * Hand-off: a bounded queue of entry ids, the owner its only producer,
  * consumers claiming a slot with a CAS on head; workers spin cfg.spin_ns,
- * then sleep on qseq, woken only when `sleepers` says someone sleeps.
+ * then sleep on qseq, woken only when `sleepers` says someone sleeps,
+ * as many as there are calls not taken yet.
  * Completion: ret, then status DONE (release), then a push on a lock-free
  * stack the owner pops whole; cseq is woken only when the owner waits.
  * The pool grows while work waits and no worker is idle, up to
@@ -483,13 +484,18 @@ void xsc__worker_kick(struct xsc *x)
 	uint64_t backlog;
 
 	atomic_fetch_add(&w->qseq, 1);
-	if (atomic_load(&w->sleepers) > 0) {
-		futex(&w->qseq, FUTEX_WAKE, INT_MAX);
+	/* one sleeper per call not taken yet, not all of them: with 30
+	 * sleepers and one call, the 29 others woke, found nothing and slept
+	 * again (a server of 1,000 threads in accept made 130 futex calls
+	 * per connection).  A woken thread takes calls until the queue is
+	 * empty; one that was about to sleep sees qseq move and looks again */
+	backlog = atomic_load(&w->qtail) - atomic_load(&w->qhead);
+	if (backlog && atomic_load(&w->sleepers) > 0) {
+		futex(&w->qseq, FUTEX_WAKE, backlog > INT_MAX ? INT_MAX : (uint32_t)backlog);
 		x->st.crossings++;
 	}
 	/* one thread per queued call that no idle thread can take, up to
 	 * the bound: a batch of blocking calls runs in parallel */
-	backlog = atomic_load(&w->qtail) - atomic_load(&w->qhead);
 	while (backlog > (uint64_t)atomic_load(&w->idle) && spawn(w) == 0)
 		;
 }
