@@ -7,7 +7,8 @@
 #                           python3.11 and its test suite (tests/t_cpython.sh),
 #                           stress-ng (tests/t_stressng.sh), redis-server,
 #                           redis-tools, memcached, libmemcached-tools
-#                           (tests/t_bench_events.sh: event-driven servers)
+#                           (tests/t_bench_events.sh: event-driven servers),
+#                           gdb (tests/t_gdb.sh: tools/gdb/xsc-gdb.py)
 #   scripts/deps.sh demo    test + gnuplot, wrk, nginx, mariadb-server,
 #                           sysbench, golang-go (benchmarks; Go is the
 #                           goroutine anchor of xsc bench fibers)
@@ -36,6 +37,7 @@ if [ "$level" != build ]; then
 	want redis-tools command -v redis-benchmark
 	want memcached command -v memcached
 	want libmemcached-tools command -v memcslap
+	want gdb command -v gdb
 fi
 if [ "$level" = demo ]; then
 	want gnuplot-nox command -v gnuplot
