@@ -8,8 +8,9 @@
 # mutex's futex word) and make_blockers as where each was made, and
 # `xsc-fiber N bt` shows the program's function that blocked (block_read,
 # block_lock, main's body), leaving the selected thread's frames as they
-# were.  Then the same on a core file of the xsc threads program, and the
-# clear message where libxsc has no debug info.  Exit 0 pass, 1 fail, 77
+# were.  Then the same on a core file of the xsc threads program, the
+# script loaded by gdb itself from an installed tree, and the clear
+# message where libxsc has no debug info.  Exit 0 pass, 1 fail, 77
 # skip (no gdb, ptrace not permitted).
 set -u
 build=$(cd "${1:?usage: t_gdb.sh BUILD_DIR}" && pwd)
@@ -178,6 +179,27 @@ core|core.*)
 *)
 	echo "note: core_pattern is '$pattern', not a file in the working directory: core not tested" ;;
 esac
+
+# Installed, gdb loads the script by itself with the library
+# (<auto-load dir>/<the library's real path>-gdb.py: CMakeLists.txt)
+if command -v cmake >/dev/null && cmake --install "$build" --prefix "$tmp/inst" >"$tmp/install.log" 2>&1; then
+	auto=$tmp/inst/share/gdb/auto-load
+	if start installed env LD_LIBRARY_PATH="$tmp/inst/lib" "$api"; then
+		gdbrun "$tmp/installed.list" -iex "add-auto-load-scripts-directory $auto" \
+			-iex "add-auto-load-safe-path $auto" -p $prog_pid -ex 'info xsc-fibers'
+		if grep -q '^101 fibers$' "$tmp/installed.list"; then
+			echo "PASS: installed: auto-loaded $(cd "$auto" && find . -name '*-gdb.py' | tr '\n' ' ')"
+		else
+			bad "installed: the script was not loaded with libxsc:"
+			sed 's/^/  | /' "$tmp/installed.list"; ls -R "$auto"
+		fi
+		stop $prog_pid
+	else
+		fail=1
+	fi
+else
+	echo "note: cmake --install failed or no cmake: auto-load not tested"; tail -n 3 "$tmp/install.log"
+fi
 
 # libxsc without debug info (a Release build): a message, not a traceback
 if command -v objcopy >/dev/null; then
