@@ -167,7 +167,7 @@ core|core.*)
 	wait $cpid 2>/dev/null
 	core=$(ls "$tmp"/cwd/core* 2>/dev/null | head -n 1)
 	if [ -z "$core" ]; then
-		echo "note: no core file written (RLIMIT_CORE or core_pattern '$pattern'): core not tested"
+		echo "note: no core file written (RLIMIT_CORE, core_pattern '$pattern', or ASan's disable_coredump): core not tested"
 	else
 		gdbrun "$tmp/core.list" "$api" "$core" -x "$script" -ex 'info xsc-fibers'
 		check_listing core "$tmp/core.list" nanosleep parked
