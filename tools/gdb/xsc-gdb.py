@@ -98,6 +98,11 @@ class Runtime:
                 self.names = names.value()
         self.long_p = gdb.lookup_type("long").pointer()
         self.u64_p = gdb.lookup_type("unsigned long").pointer()
+        self.cur = {}           # running fiber -> its vcpu, read once
+        for v in self.vcpus():
+            if int(v["cur"]) != 0:
+                self.cur[int(v["cur"])] = v
+        self.args = {}          # nr -> the table's argument names
 
     def walk(self):
         f = self.fibers["head"]
@@ -115,10 +120,7 @@ class Runtime:
         return [self.rt["v"][i] for i in range(int(self.rt["n"]))]
 
     def running_on(self, f):
-        for v in self.vcpus():
-            if int(v["cur"]) == int(f):
-                return v
-        return None
+        return self.cur.get(int(f))
 
     def call_name(self, nr):
         if self.names is not None:
@@ -130,18 +132,22 @@ class Runtime:
                 pass
         return "syscall_%d" % nr
 
+    def arg_names(self, nr):
+        if self.sys is None:
+            return []
+        try:
+            a = self.sys.value()[nr]["args"]
+            return [n for n in a.string().split(",") if n] if int(a) else []
+        except (gdb.error, gdb.MemoryError, IndexError):
+            return []
+
     def call_text(self, f):
         nr = int(f["in_call"]) - 1
         if nr < 0:
             return None
-        names = []
-        if self.sys is not None:
-            try:
-                a = self.sys.value()[nr]["args"]
-                if int(a) != 0:
-                    names = [n for n in a.string().split(",") if n]
-            except (gdb.error, gdb.MemoryError, IndexError):
-                names = []
+        if nr not in self.args:
+            self.args[nr] = self.arg_names(nr)
+        names = self.args[nr]
         count = len(names) if names else 6
         args = []
         try:
@@ -431,6 +437,7 @@ class InfoFibers(gdb.Command):
         super().__init__("info xsc-fibers", gdb.COMMAND_STACK)
 
     def invoke(self, arg, from_tty):
+        _sites.clear()          # addresses of this process, not the last one
         rows = []
         for rt, f in all_fibers():
             state = STATES.get(int(f["state"]), "state %d" % int(f["state"]))
