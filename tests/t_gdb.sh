@@ -162,8 +162,12 @@ core|core.*)
 	(cd "$tmp/cwd" && ulimit -c unlimited && exec "$api" >"$tmp/core.out" 2>&1) &
 	cpid=$!
 	pids+=($cpid)
-	for _ in $(seq 300); do grep -q '^ready$' "$tmp/core.out" && break; sleep 0.1; done
-	kill -ABRT $cpid
+	for _ in $(seq 300); do
+		grep -q '^ready$' "$tmp/core.out" && break
+		kill -0 $cpid 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -ABRT $cpid 2>/dev/null
 	wait $cpid 2>/dev/null
 	core=$(ls "$tmp"/cwd/core* 2>/dev/null | head -n 1)
 	if [ -z "$core" ]; then
