@@ -8,7 +8,8 @@
 #                           stress-ng (tests/t_stressng.sh), redis-server,
 #                           redis-tools, memcached, libmemcached-tools
 #                           (tests/t_bench_events.sh: event-driven servers),
-#                           mandoc (tests/t_man.sh: the manual pages' lint)
+#                           mandoc (tests/t_man.sh: the manual pages' lint),
+#                           gdb (tests/t_gdb.sh: tools/gdb/xsc-gdb.py)
 #   scripts/deps.sh demo    test + gnuplot, wrk, nginx, mariadb-server,
 #                           sysbench, golang-go (benchmarks; Go is the
 #                           goroutine anchor of xsc bench fibers)
@@ -38,6 +39,7 @@ if [ "$level" != build ]; then
 	want memcached command -v memcached
 	want libmemcached-tools command -v memcslap
 	want mandoc command -v mandoc
+	want gdb command -v gdb
 fi
 if [ "$level" = demo ]; then
 	want gnuplot-nox command -v gnuplot

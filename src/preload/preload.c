@@ -355,12 +355,21 @@ static long dispatch_call(long nr, const long *a, ucontext_t *uc);
  * returns to it, as natively. */
 static long dispatch(long nr, const long *a, ucontext_t *uc)
 {
+	struct xsc_fiber *f = xsc__vcpu()->cur;
 	struct tp_kcall k;
 	long r;
-	bool sends;
+	bool sends, outer = f && !f->in_call;
 
+	/* what a debugger shows the thread in (sched.h): its own call,
+	 * also when it is emulated (a futex wait) or made directly */
+	if (outer) {
+		f->in_args = a;
+		f->in_call = nr + 1;
+	}
 	tp_kinds_before(nr, a, &k);
 	r = dispatch_call(nr, a, uc);
+	if (outer)
+		f->in_call = 0;
 	if (k.what != TP_KC_NONE && r != KEEP_REGS)
 		tp_kinds_after(nr, a, &k, r);
 

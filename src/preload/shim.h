@@ -240,6 +240,7 @@ extern _Atomic uint64_t xsc__tp_idlemask;	/* a sleeping vcpu's mask */
 /* threads.c */
 extern struct xsc_pool tp_recs;
 struct xsc_fiber *tp_rec_get(void);
+void tp_spawn_site(void *site);
 long tp_spawn(uint64_t flags, uint64_t lo, uint64_t sp, int *ptid, int *ctid,
 	     uint64_t tls, ucontext_t *uc);
 void tp_reap(struct xsc_fiber *f);

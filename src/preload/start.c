@@ -208,6 +208,7 @@ static void rearm(void)
 	tp_account(~0ULL, f->sigmask);
 	tp_idle_mask(false);
 	xsc__rt_forget();
+	xsc__fiber_listed(f, f->created_at);	/* the child's first */
 	xsc__tp = true;
 	xsc__tp_rewrite_child();	/* its own stubs, while it has one thread */
 	ret = xsc__rt_start(&tp.cfg);
@@ -509,6 +510,7 @@ static int start(void)
 	pthread_atfork(NULL, NULL, rearm);
 	tp_watch();
 	tp_tid_add(mainf);
+	xsc__fiber_listed(mainf, NULL);
 	if (tp.verbose)
 		xsc__say("xsc run: %d vcpus, dispatch region %#lx-%#lx\n", xsc__rt.n,
 		    (unsigned long)tp.text_lo, (unsigned long)tp.text_hi);
@@ -627,6 +629,7 @@ XSC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	static int (*real)(pthread_t *, const pthread_attr_t *,
 			   void *(*)(void *), void *);
 	__typeof__(real) f = __atomic_load_n(&real, __ATOMIC_RELAXED);
+	int ret;
 
 	if (!f) {	/* resolved at the first call, before any fiber */
 		if (!(f = dlsym(RTLD_NEXT, "pthread_create")))
@@ -635,7 +638,10 @@ XSC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	}
 	if (__builtin_expect(tp.solo, 0))
 		go_live();	/* the runtime's own threads: not solo any more */
-	return f(th, attr, fn, arg);
+	tp_spawn_site(__builtin_return_address(0));
+	ret = f(th, attr, fn, arg);
+	tp_spawn_site(NULL);
+	return ret;
 }
 
 /* C11's thrd_create reaches glibc's pthread_create inside libc, past the
@@ -644,6 +650,7 @@ XSC_EXPORT int thrd_create(thrd_t *th, thrd_start_t fn, void *arg)
 {
 	static int (*real)(thrd_t *, thrd_start_t, void *);
 	__typeof__(real) f = __atomic_load_n(&real, __ATOMIC_RELAXED);
+	int ret;
 
 	if (!f) {
 		if (!(f = dlsym(RTLD_NEXT, "thrd_create")))
@@ -652,7 +659,10 @@ XSC_EXPORT int thrd_create(thrd_t *th, thrd_start_t fn, void *arg)
 	}
 	if (__builtin_expect(tp.solo, 0))
 		go_live();
-	return f(th, fn, arg);
+	tp_spawn_site(__builtin_return_address(0));
+	ret = f(th, fn, arg);
+	tp_spawn_site(NULL);
+	return ret;
 }
 
 static int wrap_main(int argc, char **argv, char **envp)

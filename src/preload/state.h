@@ -34,6 +34,8 @@ struct xsc_tp_fiber {
 	int64_t call_t0;		/* ... when it began (xsc__now()) */
 	long setxid_ret;		/* what the handlers' set*id got
 					   (f->creds_wide) */
+	void *spawn_site;		/* the caller of the pthread_create it is
+					   in: the new thread's f->created_at */
 };
 
 /* A vcpu running such threads.  ret, sel and self are read at fixed

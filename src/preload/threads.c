@@ -68,6 +68,17 @@ static void child_entry(void *arg)
 #define THREAD_OK (THREAD_FLAGS | CLONE_SETTLS | CLONE_PARENT_SETTID | \
 		   CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID | CLONE_DETACHED)
 
+/* The program's pthread_create or thrd_create (start.c) is about to make
+ * a thread at `site`, its caller (NULL: done): the new thread is listed
+ * as made there (tp_spawn), what a debugger shows. */
+void tp_spawn_site(void *site)
+{
+	struct xsc_fiber *me = xsc__tp ? cur_fiber() : NULL;
+
+	if (me)
+		TP(me)->spawn_site = site;
+}
+
 /* A new thread of the program becomes a fiber (see the top of the file). */
 long tp_spawn(uint64_t flags, uint64_t lo, uint64_t sp, int *ptid, int *ctid,
 	      uint64_t tls, ucontext_t *uc)
@@ -75,6 +86,7 @@ long tp_spawn(uint64_t flags, uint64_t lo, uint64_t sp, int *ptid, int *ctid,
 	struct xsc_fiber *f;
 	greg_t *g;
 	size_t room;
+	void *site;
 	int ret;
 
 	if ((flags & THREAD_FLAGS) != THREAD_FLAGS || (flags & ~(uint64_t)THREAD_OK) || !sp) {
@@ -116,6 +128,10 @@ long tp_spawn(uint64_t flags, uint64_t lo, uint64_t sp, int *ptid, int *ctid,
 		return ret;
 	}
 	tp_tid_add(f);
+	/* made by pthread_create (start.c), else by a clone of the
+	 * program's own: that call's site */
+	site = TP(cur_fiber())->spawn_site;
+	xsc__fiber_listed(f, site ? site : (void *)uc->uc_mcontext.gregs[REG_RIP]);
 	tp_account(~0ULL, f->sigmask);
 	atomic_fetch_add(&tp.nthreads, 1);
 	atomic_fetch_add(&tp.live, 1);	/* by a live thread: never from 0 */
@@ -133,6 +149,7 @@ void tp_reap(struct xsc_fiber *f)
 {
 	tp_ways_reaped(f);
 	tid_del(f);
+	xsc__fiber_unlisted(f);
 	tp_account(f->sigmask, ~0ULL);
 	if (f->ctid) {
 		__atomic_store_n(f->ctid, 0, __ATOMIC_RELEASE);

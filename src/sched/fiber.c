@@ -1,7 +1,8 @@
 /*
  * fiber.c - xsc threads: creating, ending, joining and reaping fibers,
- * fiber-local keys, and where a parked fiber's stack is (for copies of
- * posted results into it, ucopy.c).
+ * the list of every fiber (for debuggers), fiber-local keys, and where a
+ * parked fiber's stack is (for copies of posted results into it,
+ * ucopy.c).
  */
 
 #include "rq.h"
@@ -52,8 +53,52 @@ XSC_EXPORT void xsc_thread_exit(void *ret)
 	xsc__ctx_exit(&f->ctx, &v->sched);
 }
 
+/* ---- the list of every fiber ------------------------------------------------- */
+
+/* One lock for the process: a fiber is listed and unlisted once each in
+ * its life, beside a stack and a record taken and given back, so the
+ * list costs two uncontended lock rounds per fiber (docs/debugging.md
+ * has the measurement).  Nothing in the runtime reads it. */
+struct xsc_fiber_list xsc__fibers;
+
+void xsc__fiber_listed(struct xsc_fiber *f, void *created_at)
+{
+	f->created_at = created_at;
+	f->all_prev = NULL;
+	spin_lock(&xsc__fibers.lock);
+	f->id = ++xsc__fibers.next_id;
+	f->all_next = xsc__fibers.head;
+	if (xsc__fibers.head)
+		xsc__fibers.head->all_prev = f;
+	xsc__fibers.head = f;
+	xsc__fibers.n++;
+	spin_unlock(&xsc__fibers.lock);
+}
+
+void xsc__fiber_unlisted(struct xsc_fiber *f)
+{
+	spin_lock(&xsc__fibers.lock);
+	if (f->all_prev)
+		f->all_prev->all_next = f->all_next;
+	else
+		xsc__fibers.head = f->all_next;
+	if (f->all_next)
+		f->all_next->all_prev = f->all_prev;
+	xsc__fibers.n--;
+	spin_unlock(&xsc__fibers.lock);
+	f->all_prev = f->all_next = NULL;
+}
+
+void xsc__fibers_forget(void)
+{
+	xsc__fibers.lock = 0;
+	xsc__fibers.head = NULL;
+	xsc__fibers.n = 0;
+}
+
 static void free_fiber(struct xsc_fiber *f)
 {
+	xsc__fiber_unlisted(f);
 	free(f->kv);
 	free(f);
 }
@@ -134,6 +179,7 @@ XSC_EXPORT int xsc_thread_create(xsc_thread_t *t, const xsc_thread_attr_t *attr,
 	if (t)
 		*t = f;
 	f->state = F_READY;
+	xsc__fiber_listed(f, __builtin_return_address(0));
 	{
 		struct xsc_vcpu *v = xsc__place(), *me = xsc__vcpu();
 		xsc__rq_push(v, f);

@@ -367,6 +367,7 @@ void xsc__rt_forget(void)
 	atomic_store(&xsc__rt.rr, 0);
 	xsc__rt.quiet = true;
 	xsc__futex_forget();
+	xsc__fibers_forget();
 	xsc__fdq_forget();
 	xsc__sync_forget();
 	xsc__sandbox_forget();

@@ -122,6 +122,18 @@ struct xsc_fiber {
 	xsc_cond_t *fx_q;		/* the queue it waits in: a hash bucket's
 					   or a private one (fdq.c) */
 	uint32_t fx_bits;
+	/* for debuggers: tools/gdb/xsc-gdb.py reads these by name (update
+	 * it when you change them) */
+	struct xsc_fiber *all_prev, *all_next;	/* xsc__fibers' list */
+	uint64_t id;			/* its number there, from 1 */
+	void *created_at;		/* the code that created it: the caller
+					   of xsc_thread_create or of the
+					   program's pthread_create (NULL: a
+					   process's first thread) */
+	long in_call;			/* nr + 1 of the system call it is in
+					   (0: none), posted, run here or
+					   emulated */
+	const long *in_args;		/* that call's six arguments */
 };
 
 struct xsc_vcpu {
@@ -305,6 +317,22 @@ void xsc__sync_forget(void);
 void xsc__sandbox_forget(void);
 /* Places a fiber created outside xsc_thread_create on a run queue. */
 void xsc__rt_adopt(struct xsc_fiber *f);
+
+/* Every fiber whose record exists, for debuggers (tools/gdb/xsc-gdb.py
+ * walks it in a stopped process or a core): a list under a lock,
+ * entered when a fiber is made and left when its record is freed (a
+ * joined or detached fiber's, a program's thread's at its reap). */
+struct xsc_fiber_list {
+	uint32_t lock;
+	long n;				/* fibers in the list */
+	uint64_t next_id;
+	struct xsc_fiber *head;
+};
+extern struct xsc_fiber_list xsc__fibers;
+void xsc__fiber_listed(struct xsc_fiber *f, void *created_at);
+void xsc__fiber_unlisted(struct xsc_fiber *f);
+/* A forked child: the parent's fibers are not its own (xsc__rt_forget). */
+void xsc__fibers_forget(void);
 
 void xsc__spin_lock(uint32_t *l);
 bool xsc__spin_trylock(uint32_t *l);	/* true: taken */

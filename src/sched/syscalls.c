@@ -360,16 +360,10 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 	return *r != 0;
 }
 
-static long fiber_call(long nr, const long *a)
+static long route_call(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const long *a)
 {
-	struct xsc_vcpu *v = xsc__vcpu();
-	struct xsc_fiber *f = v ? v->cur : NULL;
 	long r, b[6];
 
-	if (!f)
-		return outside(nr, a);
-	if (nr < 0 || nr >= XSC_NR_MAX)
-		return -ENOSYS;
 	if (__builtin_expect(nr == SYS_close || nr == SYS_dup2 || nr == SYS_dup3, 0))
 		xsc__fdq_closed((int)a[nr == SYS_close ? 0 : 1]);
 	if (xsc__rt_creds_behind(v))	/* before any call of the program */
@@ -388,6 +382,27 @@ static long fiber_call(long nr, const long *a)
 	if (made_here(v, f, nr, a, &r, b))
 		return r;
 	return call_posted(v, f, nr, b);
+}
+
+static long fiber_call(long nr, const long *a)
+{
+	struct xsc_vcpu *v = xsc__vcpu();
+	struct xsc_fiber *f = v ? v->cur : NULL;
+	long r;
+
+	if (!f)
+		return outside(nr, a);
+	if (nr < 0 || nr >= XSC_NR_MAX)
+		return -ENOSYS;
+	/* what a debugger shows the fiber in (sched.h): the outermost
+	 * call, a program's own when `xsc run` emulates it with others */
+	if (f->in_call)
+		return route_call(v, f, nr, a);
+	f->in_args = a;
+	f->in_call = nr + 1;
+	r = route_call(v, f, nr, a);
+	f->in_call = 0;
+	return r;
 }
 
 int xsc__post_fiber(long nr, const long *a, uint64_t tag)

@@ -74,6 +74,7 @@ static bool handler_jump(struct xsc_vcpu *v, uintptr_t sp, const uint64_t *mask)
 	TP(v)->sigmask = nm;
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&nm, 0, 8);
 	TP(v)->in_handler = 0;
+	f->in_call = 0;		/* a call the handler interrupted is left too */
 	/* program code: its calls go to the runtime again (a vfork child
 	 * borrowing the vcpu keeps making them directly) */
 	TP(v)->sel = TP(v)->vfork ? sel : TP_SEL_BLOCK;
