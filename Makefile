@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 # `cmake` build, what a release is built with, leaves them warnings.
 WERROR ?= ON
 
-.PHONY: all build asan other-builds demo test test-fast clean install deps
+.PHONY: all build asan other-builds demo test test-fast clean install deps deb
 
 all: build
 
@@ -66,6 +66,12 @@ test-fast: build
 
 install: build
 	cmake --install $(BUILD)
+
+# libxsc0, libxsc-dev and xsc .deb files in $(BUILD), from a build for /usr
+# of its own ($(BUILD)/deb; scripts/make-deb.sh)
+deb:
+	@scripts/deps.sh deb
+	scripts/make-deb.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(RELEASE_BUILD) $(CLANG_BUILD)
