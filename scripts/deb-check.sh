@@ -14,6 +14,7 @@ set -euo pipefail
 build=$(cd "${1:?usage: scripts/deb-check.sh BUILD_DIR}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
 pkgs=(libxsc0 libxsc-dev xsc)
+fail() { echo "deb-check: $*"; exit 1; }
 if [ "$(id -u)" != 0 ]; then echo "deb-check: skipped: not root (apt-get install)"; exit 0; fi
 if ! command -v apt-get >/dev/null || ! command -v dpkg-shlibdeps >/dev/null; then
 	echo "deb-check: skipped: needs apt-get and dpkg-dev"; exit 0
@@ -26,7 +27,7 @@ for p in "${pkgs[@]}"; do
 	fi
 done
 
-timeout 600 "$src/scripts/make-deb.sh" "$build" >/dev/null
+timeout 600 "$src/scripts/make-deb.sh" "$build" >/dev/null || fail "make-deb.sh failed"
 arch=$(dpkg --print-architecture)
 debs=()	# make-deb.sh leaves one version of each
 for p in "${pkgs[@]}"; do debs+=("$build/${p}_"*"_$arch.deb"); done
@@ -41,7 +42,6 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-fail() { echo "deb-check: $*"; exit 1; }
 
 # lintian first: it reads the .deb files, nothing is installed yet
 lint=not-installed

@@ -140,8 +140,8 @@ for p in $pkgs; do
 	esac
 	if [ $p = libxsc0 ]; then
 		# libxsc.so.0 only: the shim is loaded by path, nothing links to it
-		dpkg-gensymbols -q -c4 -p$p -v"$debver" -P"$d" -e"$d/$ml/libxsc.so.$version" \
-			-I"$src/packaging/libxsc0.symbols" -O"$d/DEBIAN/symbols" </dev/null
+		dpkg-gensymbols -c4 -p$p -v"$debver" -P"$d" -e"$d/$ml/libxsc.so.$version" \
+			-I"$src/packaging/libxsc0.symbols" -O"$d/DEBIAN/symbols" </dev/null >&2
 		printf 'libxsc 0 libxsc0 (>= %s)\n' "$version" >"$d/DEBIAN/shlibs"
 		printf 'activate-noawait ldconfig\n' >"$d/DEBIAN/triggers"
 	fi
