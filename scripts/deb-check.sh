@@ -64,10 +64,12 @@ done
 # without DESTDIR) is in a package; make-deb.sh gzips the man pages
 while IFS= read -r f || [ -n "$f" ]; do
 	case $f in /usr/share/man/*) [[ $f == *.gz ]] || f=$f.gz ;; esac
-	cat "$tmp"/files.* | grep -qxF "$f" || fail "$f is installed by cmake but in no package"
+	grep -qxF "$f" "$tmp"/files.* || fail "$f is installed by cmake but in no package"
 	[ -e "$f" ] || [ -L "$f" ] || fail "$f is listed by dpkg -L but absent"
 done <"$build/deb/build/install_manifest.txt"
-ldconfig -p | grep -q 'libxsc\.so\.0 ' || fail "ldconfig does not know libxsc.so.0"
+# (grep >/dev/null, not -q, after a pipe: -q would end the writer early
+# with SIGPIPE, which pipefail reports as a failure)
+ldconfig -p | grep 'libxsc\.so\.0 ' >/dev/null || fail "ldconfig does not know libxsc.so.0"
 
 # consumers, from the system's paths alone
 unset PKG_CONFIG_PATH CMAKE_PREFIX_PATH
@@ -80,8 +82,8 @@ cmake --build "$tmp/cm" >>"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail 
 for b in pc-shared pc-static cm/consumer-shared cm/consumer-static; do
 	"$tmp/$b" || fail "$b failed"
 done
-readelf -d "$tmp/pc-shared" | grep -q 'NEEDED.*\[libxsc\.so\.0\]' || fail "pc-shared does not need libxsc.so.0"
-readelf -d "$tmp/cm/consumer-static" | grep -q 'NEEDED.*libxsc' && fail "xsc::static linked libxsc.so"
+readelf -d "$tmp/pc-shared" | grep 'NEEDED.*\[libxsc\.so\.0\]' >/dev/null || fail "pc-shared does not need libxsc.so.0"
+readelf -d "$tmp/cm/consumer-static" | grep 'NEEDED.*libxsc' >/dev/null && fail "xsc::static linked libxsc.so"
 
 # xsc run from the package: the shim at /usr/bin/../lib/<multiarch>
 [ "$(command -v xsc)" = /usr/bin/xsc ] || fail "xsc is not /usr/bin/xsc"
@@ -114,5 +116,5 @@ for d in /usr/lib/*/cmake/xsc /usr/share/doc/libxsc0 /usr/share/doc/libxsc-dev /
 done
 left=$(ls -d /usr/lib/libxsc* /usr/lib/*/libxsc* 2>/dev/null || true)
 [ -z "$left" ] || fail "left after purge: $left"
-ldconfig -p | grep -q 'libxsc\.so' && fail "ldconfig still lists libxsc"
+ldconfig -p | grep 'libxsc\.so' >/dev/null && fail "ldconfig still lists libxsc"
 echo "deb-check: ok (${pkgs[*]} $version: installed, pkg-config and CMake consumers run, xsc run from /usr/bin, purged clean; lintian: $lint)"

@@ -23,10 +23,10 @@ cmake -S "$consumer" -B "$prefix/cmake-consumer" -DCMAKE_PREFIX_PATH="$prefix" >
 cmake --build "$prefix/cmake-consumer" >/dev/null
 "$prefix/cmake-consumer/consumer-shared"
 "$prefix/cmake-consumer/consumer-static"
-if readelf -d "$prefix/cmake-consumer/consumer-static" | grep -q 'NEEDED.*libxsc'; then
+if readelf -d "$prefix/cmake-consumer/consumer-static" | grep 'NEEDED.*libxsc' >/dev/null; then
 	echo "install-check: xsc::static linked libxsc.so"; exit 1
 fi
-if ! readelf -d "$prefix/cmake-consumer/consumer-shared" | grep -q 'NEEDED.*\[libxsc\.so\.0\]'; then
+if ! readelf -d "$prefix/cmake-consumer/consumer-shared" | grep 'NEEDED.*\[libxsc\.so\.0\]' >/dev/null; then
 	echo "install-check: xsc::xsc did not link libxsc.so.0"; exit 1
 fi
 want=$(sed -n 's/^ *\(xsc_[a-z0-9_; ]*\)$/\1/p' src/xsc.map | tr ';' '\n' | tr -d ' ' | grep . | sort)
