@@ -103,7 +103,7 @@ shlibdeps() { # shlibdeps PKG: the shlibs:Depends line of PKG's ELF files
 	mapfile -t files < <(find "debian/$1" -type f \( -name '*.so*' -o -path '*/bin/*' \))
 	dpkg-shlibdeps -O -xlibxsc0 "${files[@]}" </dev/null 2>/dev/null | sed -n 's/^shlibs:Depends=//p'
 }
-date_r=$(date -u -R -d "@$SOURCE_DATE_EPOCH")
+date_r=$(date -u -R -d "@$SOURCE_DATE_EPOCH") built=
 cd "$work"
 for p in $pkgs; do
 	d=debian/$p
@@ -113,7 +113,7 @@ for p in $pkgs; do
 		"$debver" "$maint" "$date_r" | gzip -9n >"$d/usr/share/doc/$p/changelog.Debian.gz"
 	case $p in
 	libxsc0)
-		section=libs multi="Multi-Arch: same" depends=$(shlibdeps $p) suggests=
+		section=libs multi="Multi-Arch: same" depends=$(shlibdeps "$p") suggests=
 		summary="exception-less system calls for Linux on io_uring"
 		body=" libxsc posts system calls as entries that kernel-side executors (io_uring,
  SQPOLL, worker threads) complete, and runs pthread-style code as fibers
@@ -131,16 +131,16 @@ for p in $pkgs; do
  xsc::static)." ;;
 	xsc)
 		# = the version: \`xsc run\` loads the shim built with it
-		section=utils multi= depends="libxsc0 (= $debver), $(shlibdeps $p)"
+		section=utils multi='' depends="libxsc0 (= $debver), $(shlibdeps "$p")"
 		suggests="graphviz, strace"	# xsc trace: graphs (dot), strace logs
 		summary="run programs on exception-less system calls"
 		body=" xsc runs unmodified dynamically linked pthread programs on xsc's
  threads and exception-less system calls (xsc run), and measures and
  profiles system calls (xsc bench, xsc trace, xsc info)." ;;
 	esac
-	if [ $p = libxsc0 ]; then
+	if [ "$p" = libxsc0 ]; then
 		# libxsc.so.0 only: the shim is loaded by path, nothing links to it
-		dpkg-gensymbols -c4 -p$p -v"$debver" -P"$d" -e"$d/$ml/libxsc.so.$version" \
+		dpkg-gensymbols -c4 -p"$p" -v"$debver" -P"$d" -e"$d/$ml/libxsc.so.$version" \
 			-I"$src/packaging/libxsc0.symbols" -O"$d/DEBIAN/symbols" </dev/null >&2
 		printf 'libxsc 0 libxsc0 (>= %s)\n' "$version" >"$d/DEBIAN/shlibs"
 		printf 'activate-noawait ldconfig\n' >"$d/DEBIAN/triggers"
@@ -158,5 +158,6 @@ for p in $pkgs; do
 	chmod 0644 "$d"/DEBIAN/*
 	rm -f "$out/${p}_"*.deb
 	dpkg-deb -Zxz --root-owner-group --build "$d" "$out/${p}_${debver}_${arch}.deb" >/dev/null
+	built+=" ${p}_${debver}_${arch}.deb"
 done
-echo "make-deb: $(cd "$out" && ls ./*_"$debver"_"$arch".deb | sed 's|^\./||' | tr '\n' ' ')"
+echo "make-deb: in $out:$built"
