@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The packages' check (make test, after the install check): builds the
 # .deb files (scripts/make-deb.sh), installs them with apt, and from /usr
+#  - libxsc0's symbols file names every symbol of src/xsc.map, in its node,
 #  - every file `cmake --install` put in the staging tree is in a package,
 #  - a consumer builds with pkg-config (shared, static) and with
 #    find_package(xsc CONFIG) (xsc::xsc, xsc::static), and runs,
@@ -32,6 +33,15 @@ arch=$(dpkg --print-architecture)
 debs=()	# make-deb.sh leaves one version of each
 for p in "${pkgs[@]}"; do debs+=("$build/${p}_"*"_$arch.deb"); done
 version=$(dpkg-deb -f "${debs[0]}" Version)
+
+# libxsc0's symbols file names every symbol of src/xsc.map in its node
+want=$(awk '/^XSC_[0-9.]+ *\{/ { node = $1 }
+	/^ *xsc_/ { gsub(/;/, " "); for (i = 1; i <= NF; i++) print $i "@" node }' "$src/src/xsc.map" | sort)
+have=$(dpkg-deb -I "${debs[0]}" symbols | awk '$1 ~ /^xsc_/ { print $1 }' | sort)
+if [ "$want" != "$have" ]; then
+	diff <(echo "$want") <(echo "$have") | sed 's/^/  /' || true
+	fail "libxsc0's symbols file differs from src/xsc.map (< map, > symbols)"
+fi
 
 tmp=$(mktemp -d /tmp/xsc-deb-check.XXXXXX)
 installed=0
