@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 # `cmake` build, what a release is built with, leaves them warnings.
 WERROR ?= ON
 
-.PHONY: all build asan other-builds demo test test-fast clean install deps
+.PHONY: all build asan other-builds demo test test-fast clean install deps deb
 
 all: build
 
@@ -47,12 +47,13 @@ demo:
 # The four builds first (a warning stops it before any test runs), then
 # every test in the normal build, again under ASan+UBSan, once more with
 # io_uring forbidden by a seccomp filter (tests/nouring: the fallback
-# executors, as in a container whose profile denies io_uring), and the
-# install check.  In the no-io_uring pass the per-executor runs are the
-# uring one only: there uring and sqpoll both become AUTO without a ring
-# (the fallback, "a seccomp filter is active ... using syscall threads"),
-# while worker and inline never try a ring and run exactly as in the
-# normal pass (the filter changes only AUTO's choices).
+# executors, as in a container whose profile denies io_uring), the
+# install check, and the packages' check (make deb's packages installed
+# with apt, used and purged).  In the no-io_uring pass the per-executor
+# runs are the uring one only: there uring and sqpoll both become AUTO
+# without a ring (the fallback, "a seccomp filter is active ... using
+# syscall threads"), while worker and inline never try a ring and run
+# exactly as in the normal pass (the filter changes only AUTO's choices).
 test:
 	@scripts/deps.sh test
 	$(MAKE) build asan other-builds
@@ -60,12 +61,19 @@ test:
 	XSC_TEST_SANITIZE=1 tests/run.sh $(ASAN_BUILD)
 	XSC_TEST_BACKENDS=uring $(BUILD)/tests/nouring tests/run.sh $(BUILD)
 	scripts/install-check.sh $(BUILD)
+	scripts/deb-check.sh $(BUILD)
 
 test-fast: build
 	tests/run.sh $(BUILD)
 
 install: build
 	cmake --install $(BUILD)
+
+# libxsc0, libxsc-dev and xsc .deb files in $(BUILD), from a build for /usr
+# of its own ($(BUILD)/deb; scripts/make-deb.sh)
+deb:
+	@scripts/deps.sh deb
+	scripts/make-deb.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(RELEASE_BUILD) $(CLANG_BUILD)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what xsc needs on a Debian 12 machine, only when it is missing.
 #   scripts/deps.sh build   compiler, cmake, liburing-dev, pkg-config
-#   scripts/deps.sh test    build + strace, graphviz (trace tests), clang
+#   scripts/deps.sh deb     build + dpkg-dev (make deb: dpkg-shlibdeps,
+#                           dpkg-gensymbols)
+#   scripts/deps.sh test    deb + strace, graphviz (trace tests), clang
 #                           (make test also builds with it), apache2
 #                           (tests/t_apache.sh: a real forking server),
 #                           python3.11 and its test suite (tests/t_cpython.sh),
@@ -25,6 +27,9 @@ want cmake command -v cmake
 want pkg-config command -v pkg-config
 want liburing-dev test -e /usr/include/liburing.h
 if [ "$level" != build ]; then
+	want dpkg-dev command -v dpkg-shlibdeps
+fi
+if [ "$level" = test ] || [ "$level" = demo ]; then
 	want strace command -v strace
 	want graphviz command -v dot
 	want python3 command -v python3

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build into a scratch prefix, compiles a consumer against the
-# installed header and pkg-config file, runs it, and checks that the shared
-# library exports exactly the symbols of src/xsc.map.
+# installed header with the pkg-config file and with the CMake package
+# (find_package(xsc CONFIG): xsc::xsc, xsc::static), runs them, and checks
+# that the shared library exports exactly the symbols of src/xsc.map.
 set -euo pipefail
 build=${1:?usage: scripts/install-check.sh BUILD_DIR}
 prefix=$(mktemp -d /tmp/xsc-install.XXXXXX)
@@ -9,27 +10,25 @@ trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(dirname "$(find "$prefix" -name xsc.pc | head -n 1)")/..
 export PKG_CONFIG_PATH=$libdir/pkgconfig
-cat > "$prefix/consumer.c" <<'C'
-#include <stdio.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#include <xsc.h>
-int main(void)
-{
-	struct xsc *x;
-	if (xsc_open(&x, NULL) < 0)
-		return 1;
-	long r = xsc_call(x, SYS_getppid);
-	xsc_close(x);
-	return r == getppid() ? 0 : 1;
-}
-C
-cc -o "$prefix/consumer" "$prefix/consumer.c" $(pkg-config --cflags --libs xsc) \
+src=$(cd "$(dirname "$0")/.." && pwd)
+consumer=$src/tests/install
+cc -o "$prefix/consumer" "$consumer/consumer.c" $(pkg-config --cflags --libs xsc) \
 	-Wl,-rpath,"$(pkg-config --variable=libdir xsc)"
 "$prefix/consumer"
-cc -o "$prefix/consumer-static" "$prefix/consumer.c" $(pkg-config --cflags xsc) \
+cc -o "$prefix/consumer-static" "$consumer/consumer.c" $(pkg-config --cflags xsc) \
 	"$(pkg-config --variable=libdir xsc)/libxsc.a" $(pkg-config --libs-only-other --static xsc) -luring -lpthread
 "$prefix/consumer-static"
+# the CMake package: find_package(xsc CONFIG) from the prefix, both targets
+cmake -S "$consumer" -B "$prefix/cmake-consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$prefix/cmake-consumer" >/dev/null
+"$prefix/cmake-consumer/consumer-shared"
+"$prefix/cmake-consumer/consumer-static"
+if readelf -d "$prefix/cmake-consumer/consumer-static" | grep 'NEEDED.*libxsc' >/dev/null; then
+	echo "install-check: xsc::static linked libxsc.so"; exit 1
+fi
+if ! readelf -d "$prefix/cmake-consumer/consumer-shared" | grep 'NEEDED.*\[libxsc\.so\.0\]' >/dev/null; then
+	echo "install-check: xsc::xsc did not link libxsc.so.0"; exit 1
+fi
 want=$(sed -n 's/^ *\(xsc_[a-z0-9_; ]*\)$/\1/p' src/xsc.map | tr ';' '\n' | tr -d ' ' | grep . | sort)
 have=$(nm -D --defined-only "$(pkg-config --variable=libdir xsc)/libxsc.so" | awk '$2=="T"{print $3}' | sed 's/@.*//' | sort)
 if [ "$want" != "$have" ]; then
@@ -50,4 +49,4 @@ if [ -f "$(pkg-config --variable=libdir xsc)/libxsc-preload.so" ]; then
 	fi
 	tp=ok
 fi
-echo "install-check: ok ($(echo "$have" | wc -l) exported symbols, pkg-config consumer runs, installed xsc run: $tp)"
+echo "install-check: ok ($(echo "$have" | wc -l) exported symbols, pkg-config and CMake consumers run, installed xsc run: $tp)"
