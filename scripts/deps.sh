@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what xsc needs on a Debian 12 machine, only when it is missing.
-#   scripts/deps.sh build   compiler, cmake, liburing-dev, pkg-config
+#   scripts/deps.sh build   compiler, cmake, liburing-dev, pkg-config,
+#                           systemtap-sdt-dev (sys/sdt.h: the USDT probes)
 #   scripts/deps.sh test    build + strace, graphviz (trace tests), clang
 #                           (make test also builds with it), apache2
 #                           (tests/t_apache.sh: a real forking server),
@@ -14,6 +15,9 @@
 set -eu
 level=${1:-build}
 need=()
+has_sdt() { # sys/sdt.h, wherever the multiarch layout puts it
+	echo '#include <sys/sdt.h>' | gcc -E -x c - >/dev/null 2>&1
+}
 want() { # want PACKAGE CHECK-COMMAND...
 	local pkg=$1; shift
 	"$@" >/dev/null 2>&1 || need+=("$pkg")
@@ -22,6 +26,7 @@ want build-essential command -v gcc
 want cmake command -v cmake
 want pkg-config command -v pkg-config
 want liburing-dev test -e /usr/include/liburing.h
+want systemtap-sdt-dev has_sdt
 if [ "$level" != build ]; then
 	want strace command -v strace
 	want graphviz command -v dot
