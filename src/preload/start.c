@@ -225,6 +225,7 @@ static void rearm(void)
 		return;
 	}
 	tp_watch();
+	XSC_PROBE2(fork_rearm, tp.child_pid, xsc__rt.n);
 	if (tp.verbose)
 		xsc__say("xsc run: forked child %ld: %d vcpus\n", tp.child_pid, xsc__rt.n);
 	if (xsc__ctx_make(&park, pstack, 65536, park_forever, f, NULL) < 0)

@@ -210,6 +210,7 @@ again:
 	}
 	if (f->fs)
 		cancellable(f, nr, a, id);
+	XSC_PROBE3(park, f, f->vtid, nr);
 	ret = xsc__suspend(NULL);	/* the completion resumes us */
 	f->call_id = 0;
 	if (q)
@@ -262,6 +263,7 @@ int xsc__post_fiber(long nr, const long *a, uint64_t tag)
 		/* pages full: wait for a completion to free an entry, here
 		 * or on whichever vcpu runs us next */
 		xsc__wq_push(&v->ewait, v->cur);
+		XSC_PROBE3(park, v->cur, v->cur->vtid, XSC_PARK_ENTRY);
 		xsc__suspend(NULL);
 	}
 }
