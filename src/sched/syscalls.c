@@ -253,6 +253,16 @@ static long fiber_call(long nr, const long *a)
 	return call_posted(v, f, nr, a);
 }
 
+/* Pages full: wait for a completion to free an entry, here or on
+ * whichever vcpu runs us next.  Apart, so that the posting path stays
+ * small enough for gcc to inline (it weighs the probe's asm by its text). */
+static __attribute__((noinline, cold)) void wait_entry(struct xsc_vcpu *v)
+{
+	xsc__wq_push(&v->ewait, v->cur);
+	XSC_PROBE3(park, v->cur, v->cur->vtid, XSC_PARK_ENTRY);
+	xsc__suspend(NULL);
+}
+
 int xsc__post_fiber(long nr, const long *a, uint64_t tag)
 {
 	for (;;) {
@@ -260,11 +270,7 @@ int xsc__post_fiber(long nr, const long *a, uint64_t tag)
 		int id = xsc_post_args(v->x, nr, a, tag);
 		if (id != -EAGAIN)
 			return id;
-		/* pages full: wait for a completion to free an entry, here
-		 * or on whichever vcpu runs us next */
-		xsc__wq_push(&v->ewait, v->cur);
-		XSC_PROBE3(park, v->cur, v->cur->vtid, XSC_PARK_ENTRY);
-		xsc__suspend(NULL);
+		wait_entry(v);
 	}
 }
 
