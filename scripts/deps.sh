@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what xsc needs on a Debian 12 machine, only when it is missing.
-#   scripts/deps.sh build   compiler, cmake, liburing-dev, pkg-config
+#   scripts/deps.sh build   compiler, cmake, liburing-dev, pkg-config,
+#                           systemtap-sdt-dev (sys/sdt.h: the USDT probes)
 #   scripts/deps.sh deb     build + dpkg-dev (make deb: dpkg-shlibdeps,
 #                           dpkg-gensymbols)
 #   scripts/deps.sh test    deb + strace, graphviz (trace tests), clang
@@ -18,6 +19,9 @@
 set -eu
 level=${1:-build}
 need=()
+has_sdt() { # sys/sdt.h, wherever the multiarch layout puts it
+	echo '#include <sys/sdt.h>' | gcc -E -x c - >/dev/null 2>&1
+}
 want() { # want PACKAGE CHECK-COMMAND...
 	local pkg=$1; shift
 	"$@" >/dev/null 2>&1 || need+=("$pkg")
@@ -26,6 +30,7 @@ want build-essential command -v gcc
 want cmake command -v cmake
 want pkg-config command -v pkg-config
 want liburing-dev test -e /usr/include/liburing.h
+want systemtap-sdt-dev has_sdt
 if [ "$level" != build ]; then
 	want dpkg-dev command -v dpkg-shlibdeps
 fi

@@ -23,6 +23,7 @@
 #include "handle.h"
 #include "probe.h"
 #include "uring.h"
+#include "usdt.h"
 #include "worker.h"
 
 #include <assert.h>
@@ -97,6 +98,7 @@ post(struct xsc *x, long nr, long a0, long a1, long a2, long a3, long a4,
 	x->pend_ids[xsc__pend_pos(x, x->npending)] = id;
 	x->npending++;
 	x->st.posted++;
+	XSC_PROBE3(post, nr, id, x);	/* page id / 64, slot id % 64 */
 	if (__builtin_expect(x->npending >= x->flush_at, 0))
 		return post_flush(x, id);
 	return id;
@@ -294,7 +296,7 @@ static __attribute__((noinline)) bool flush_room(struct xsc *x, unsigned *h,
 	return ok;
 }
 
-XSC_EXPORT int xsc_flush(struct xsc *x)
+static inline __attribute__((always_inline)) int flush(struct xsc *x)
 {
 	bool kick = false, full = false;	/* full: the SQ stayed full */
 	int n = 0;
@@ -356,4 +358,24 @@ XSC_EXPORT int xsc_flush(struct xsc *x)
 	if (n)
 		x->st.flushes++;
 	return n;
+}
+
+/* The flush probe's crossings are those the flush made: counted only
+ * while a tracer listens, in a copy of the flush of its own, so the
+ * untraced one pays one test of the semaphore. */
+static __attribute__((noinline)) int flush_traced(struct xsc *x)
+{
+	uint64_t cross0 = x->st.crossings;
+	int n = flush(x);
+
+	if (n > 0)	/* entries, crossings */
+		XSC_PROBE3(flush, n, x->st.crossings - cross0, x);
+	return n;
+}
+
+XSC_EXPORT int xsc_flush(struct xsc *x)
+{
+	if (XSC_PROBE_ENABLED(flush))
+		return flush_traced(x);
+	return flush(x);
 }

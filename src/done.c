@@ -28,6 +28,7 @@ void xsc__note_done_cb(struct xsc *x, int id)
 
 void xsc__note_done(struct xsc *x, int id)
 {
+	XSC_PROBE4(complete, x->ent[id].sysno, x->ent[id].ret, id, x);
 	xsc__note_done_inl(x, id);
 }
 

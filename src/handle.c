@@ -16,6 +16,7 @@
 #include "done.h"
 #include "fdwait.h"
 #include "probe.h"
+#include "usdt.h"
 #include "rawio.h"
 #include "uring.h"
 #include "worker.h"
@@ -334,6 +335,7 @@ void xsc__sandboxed(struct xsc *x, const char *why, int backend)
 		x->cfg.backend = backend;
 	snprintf(x->reason, sizeof(x->reason), "%s", why);
 	x->pr.reason = x->reason;
+	XSC_PROBE2(fallback, x->reason, x);
 	if (!(x->cfg.flags & XSC_QUIET))
 		xsc__say("xsc: %s; every call runs %s from now on\n", why,
 			 x->cfg.backend == XSC_BACKEND_INLINE ? "in the calling thread" :

@@ -21,6 +21,7 @@
 #include "probe.h"
 #include "rawio.h"
 #include "uring.h"
+#include "usdt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,7 @@ void xsc__probe(struct xsc *x)
 			 "io_uring would bypass it (XSC_SECCOMP_ALLOWS_IO_URING=1 if the "
 			 "filter allows what io_uring does)");
 		x->pr.reason = x->reason;
+		XSC_PROBE2(fallback, x->reason, x);
 		if (!quiet)
 			xsc__say("xsc: warning: %s%s%s; using syscall threads\n", x->reason,
 				 x->cfg.backend != XSC_BACKEND_AUTO ? "; ignoring the asked " : "",
@@ -88,12 +90,17 @@ void xsc__probe(struct xsc *x)
 			"bypasses it (allowed explicitly)\n");
 	if (x->cfg.backend == XSC_BACKEND_WORKER || x->cfg.backend == XSC_BACKEND_INLINE)
 		return;
-	if (xsc__uring_setup(x) < 0 && !quiet)
-		xsc__say("xsc: io_uring unavailable (%s); falling back to "
-			"syscall threads and inline calls\n", x->reason);
-	else if (x->cfg.backend == XSC_BACKEND_SQPOLL && !x->sqpoll && !quiet)
-		xsc__say("xsc: SQPOLL unavailable (%s); using a plain ring\n",
-			x->sq_reason);
+	if (xsc__uring_setup(x) < 0) {
+		XSC_PROBE2(fallback, x->reason, x);
+		if (!quiet)
+			xsc__say("xsc: io_uring unavailable (%s); falling back to "
+				"syscall threads and inline calls\n", x->reason);
+	} else if (x->cfg.backend == XSC_BACKEND_SQPOLL && !x->sqpoll) {
+		XSC_PROBE2(fallback, x->sq_reason, x);
+		if (!quiet)
+			xsc__say("xsc: SQPOLL unavailable (%s); using a plain ring\n",
+				x->sq_reason);
+	}
 }
 
 static int fallback(struct xsc *x, const struct xsc_sysdef *d)

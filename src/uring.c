@@ -31,6 +31,7 @@
 #include "done.h"
 #include "fdkind.h"
 #include "rawio.h"
+#include "usdt.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -219,6 +220,7 @@ void xsc__uring_lost(struct xsc *x, int err)
 		 " (a sandbox refused it)" : "");
 	if (err == -EPERM || err == -EACCES)
 		x->cfg.backend = XSC_BACKEND_INLINE;
+	XSC_PROBE2(fallback, x->reason, x);
 	if (!(x->cfg.flags & XSC_QUIET))
 		xsc__say("xsc: %s; calls run on the fallback executors from now on\n",
 			 x->reason);

@@ -34,6 +34,9 @@ static const char run_usage[] =
 	"  -t, --threads N     kernel threads (vcpus); default: one per core\n"
 	"  -b, --backend B     auto|uring|sqpoll|worker|inline (XSC_BACKEND)\n"
 	"  -v, --verbose       print start-up facts and call counts at exit\n"
+	"      --stats=FILE    write -v's counts at exit as JSON to FILE.PID, one\n"
+	"                      file per process (forked children too), each written\n"
+	"                      whole (FILE.PID.tmp, renamed); env XSC_STATS=FILE\n"
 	"      --native        run the program without the shim (for comparisons)\n"
 	"Environment: XSC_PRELOAD=path overrides where the library is found;\n"
 	"  XSC_HOST_PROFILE=FILE forces the host profile (see xsc info).\n";
@@ -136,6 +139,27 @@ static void prepend_env(const char *name, const char *val, const char *sep)
 	free(buf);
 }
 
+/* XSC_STATS for --stats=FILE: an absolute path, so a program that
+ * changes its directory writes where the command line meant. */
+static int set_stats(const char *file)
+{
+	char cwd[PATH_MAX], *abs;
+
+	if (!*file) {
+		fprintf(stderr, "xsc run: --stats needs a file name\n");
+		return -1;
+	}
+	if (file[0] == '/' || !getcwd(cwd, sizeof(cwd))) {
+		setenv("XSC_STATS", file, 1);
+		return 0;
+	}
+	if (asprintf(&abs, "%s/%s", cwd, file) < 0)
+		return -1;
+	setenv("XSC_STATS", abs, 1);
+	free(abs);
+	return 0;
+}
+
 int xsc_run_main(int argc, char **argv)
 {
 	char lib[PATH_MAX], file[PATH_MAX];
@@ -163,6 +187,10 @@ int xsc_run_main(int argc, char **argv)
 			setenv("XSC_BACKEND", argv[++i], 1);
 		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
 			setenv("XSC_VERBOSE", "1", 1);
+		} else if (!strncmp(a, "--stats=", 8) ||
+			   (!strcmp(a, "--stats") && i + 1 < argc)) {
+			if (set_stats(a[7] == '=' ? a + 8 : argv[++i]) < 0)
+				return 2;
 		} else if (!strcmp(a, "--native")) {
 			native = true;
 		} else if (a[0] == '-') {

@@ -39,7 +39,8 @@ extern unsigned char xsc__tp_xsavec;
 void xsc__tp_rewrite_site(uintptr_t ip, long nr);
 void xsc__tp_rewrite_stop(void);
 void xsc__tp_rewrite_child(void);
-void xsc__tp_rewrite_report(void);
+struct tp_counters;
+void xsc__tp_rewrite_report(const struct tp_counters *c);
 
 
 /* Program code on fiber v->cur makes call nr through the runtime: the

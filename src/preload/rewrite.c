@@ -23,6 +23,7 @@
  *    the stubs (xsc__tp_rewrite_child); XSC_REWRITE=0 turns it all off.
  */
 #include "preload.h"
+#include "stats.h"
 
 #include <cpuid.h>
 #include <dlfcn.h>
@@ -565,25 +566,34 @@ static void say_kept(const struct kept *k, uint32_t traps)
 		 num, why ? why : "?");
 }
 
-/* xsc run -v: what was rewritten, and what still traps, most first. */
-void xsc__tp_rewrite_report(void)
+/* The counters of xsc run -v and --stats (stats.h). */
+void xsc__tp_rewrite_counts(struct tp_counters *c)
 {
-	uint64_t through = 0;
+	c->through_sites = 0;
+	for (int i = 0; i < xsc__rt.n; i++)
+		c->through_sites += TP(&xsc__rt.v[i])->nsite;
+	c->sites_trapping = 0;
+	for (int i = 0; i < NKEPT; i++)	/* trapped here (a forked child: since) */
+		c->sites_trapping += atomic_load(&rw.kept[i].traps) != 0;
+	c->sites = (uint64_t)atomic_load(&rw.nsites);
+	c->sites_padding = (uint64_t)atomic_load(&rw.nslot);
+}
+
+/* xsc run -v: what was rewritten (c), and what still traps, most first
+ * (the sites' counts are reset as they are printed: after the JSON). */
+void xsc__tp_rewrite_report(const struct tp_counters *c)
+{
 	char line[200];
-	long nkept = 0;
 	int n = 0;
 
-	for (int i = 0; i < xsc__rt.n; i++)
-		through += TP(&xsc__rt.v[i])->nsite;
-	for (int i = 0; i < NKEPT; i++)	/* trapped here (a forked child: since) */
-		nkept += atomic_load(&rw.kept[i].traps) != 0;
 	if (rw.why)
 		xsc__say("xsc run: syscall sites not rewritten: %s\n", rw.why);
 	else
-		xsc__say("xsc run: %ld libc syscall sites rewritten, %lu calls "
-			 "through them (%ld sites through a trampoline in padding); "
-			 "%ld sites left trapping%s%s\n", atomic_load(&rw.nsites),
-			 (unsigned long)through, atomic_load(&rw.nslot), nkept,
+		xsc__say("xsc run: %lu libc syscall sites rewritten, %lu calls "
+			 "through them (%lu sites through a trampoline in padding); "
+			 "%lu sites left trapping%s%s\n", (unsigned long)c->sites,
+			 (unsigned long)c->through_sites, (unsigned long)c->sites_padding,
+			 (unsigned long)c->sites_trapping,
 			 rw.noslots ? "; no trampolines: " : "", rw.noslots ? rw.noslots : "");
 	for (int j = 0; j < 12; j++) {	/* the sites, most traps first */
 		uint32_t best = 0;

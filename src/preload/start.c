@@ -227,6 +227,7 @@ static void rearm(void)
 		return;
 	}
 	tp_watch();
+	XSC_PROBE2(fork_rearm, tp.child_pid, xsc__rt.n);
 	if (tp.verbose)
 		xsc__say("xsc run: forked child %ld: %d vcpus\n", tp.child_pid, xsc__rt.n);
 	if (xsc__ctx_make(&park, pstack, 65536, park_forever, f, NULL) < 0)
@@ -520,47 +521,6 @@ static int start(void)
 		abort();
 	xsc__ctx_switch(&mainf->ctx, &park);
 	return 0;
-}
-
-/* XSC_VERBOSE: one line of counts when the program exits. */
-static void __attribute__((destructor)) report(void)
-{
-	uint64_t trap = 0, fast = 0, loads = 0, sys = 0, nsw = 0;
-
-	if (tp.solo && tp.verbose)
-		xsc__say("xsc run: one thread: ran natively (the runtime starts "
-			 "with a second thread)\n");
-	if (!xsc__tp || !tp.verbose)
-		return;
-	for (int i = 0; i < xsc__rt.n; i++) {
-		trap += TP(&xsc__rt.v[i])->ntrap;
-		fast += TP(&xsc__rt.v[i])->nfast;
-		loads += xsc__rt.v[i].tls_loads;
-		nsw += xsc__rt.v[i].switches;
-		sys += xsc__rt.v[i].tls_sys;
-	}
-	if (xsc__tls_how != XSC_TLS_WRFSBASE)
-		xsc__say("xsc run: thread pointer loads: %lu at %lu switches, %lu by "
-			 "arch_prctl; %lu threads had an LDT slot, %lu a TLS block "
-			 "above 4 GiB\n", (unsigned long)loads, (unsigned long)nsw,
-			 (unsigned long)sys,
-			 (unsigned long)atomic_load(&xsc__tls_nslot),
-			 (unsigned long)atomic_load(&xsc__tls_nhigh));
-	xsc__say("xsc run: %ld threads as fibers, %lu calls trapped (SIGSYS), "
-		 "%lu through interposed functions, %ld futex wakes passed to "
-		 "the kernel (%ld kernel waiters woken), %ld preemptions, %ld "
-		 "signal handlers deferred out of runtime locks\n",
-		 atomic_load(&tp.nthreads), (unsigned long)trap,
-		 (unsigned long)fast, atomic_load(&tp.kwakes),
-		 atomic_load(&tp.kwoken), atomic_load(&tp.npreempt),
-		 atomic_load(&tp.ndeferred));
-	if (atomic_load(&tp.nhanded) || atomic_load(&tp.nunhanded))
-		xsc__say("xsc run: %ld process signals taken between threads: %ld "
-			 "handed to a waiting thread, %ld run on a vcpu\n",
-			 atomic_load(&tp.nhanded) + atomic_load(&tp.nunhanded),
-			 atomic_load(&tp.nhanded), atomic_load(&tp.nunhanded));
-	tp_ways_report();
-	xsc__tp_rewrite_report();
 }
 
 /* ---- one thread: natively until the second ------------------------------

@@ -204,6 +204,7 @@ XSC_EXPORT int xsc_thread_join(xsc_thread_t f, void **ret)
 	}
 	if (f->state != F_DONE) {
 		f->joiner = me;
+		XSC_PROBE3(park, me, me->vtid, XSC_PARK_JOIN);
 		xsc__suspend(&f->join_lock);	/* xsc__reap_dead() resumes us */
 	} else {
 		spin_unlock(&f->join_lock);

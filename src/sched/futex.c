@@ -88,6 +88,7 @@ static long wait_on(struct bucket *b, const uint32_t *uaddr, uint32_t val,
 	f->fx_q = &b->q;
 	f->fx_bits = bits;
 	xsc__wq_push(&b->q.head, f);
+	XSC_PROBE3(park, f, f->vtid, XSC_PARK_FUTEX);
 	if (t)
 		return xsc__timed_park(t);
 	return xsc__suspend(&b->q.lock);	/* 0: woken */

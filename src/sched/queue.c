@@ -175,11 +175,14 @@ long xsc__suspend(uint32_t *lock)
 		f->resume_kept = false;
 		if (lock)
 			spin_unlock(lock);
+		XSC_PROBE3(resume, f, f->vtid, f->resumed);
 		return f->resumed;
 	}
 	f->state = F_BLOCKED;
 	v->unlock_after = lock;
 	xsc__ctx_switch(&f->ctx, &v->sched);
+	/* the park probe fired at the caller, which knows why it waits */
+	XSC_PROBE3(resume, f, f->vtid, f->resumed);
 	return f->resumed;
 }
 

@@ -34,6 +34,7 @@
 #include "xsc.h"
 
 #include "sched/ext.h"
+#include "usdt.h"
 
 #define XSC_MAX_KEYS 64
 

@@ -77,7 +77,9 @@ XSC_EXPORT int xsc_mutex_lock(xsc_mutex_t *m)
 							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			break;
 	}
-	xsc__wq_push(&m->head, xsc__cur());
+	struct xsc_fiber *f = xsc__cur();
+	xsc__wq_push(&m->head, f);
+	XSC_PROBE3(park, f, f->vtid, XSC_PARK_MUTEX);
 	xsc__suspend(&m->lock);	/* unlock hands us the mutex */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return 0;
@@ -184,6 +186,7 @@ XSC_EXPORT int xsc_cond_wait(xsc_cond_t *c, xsc_mutex_t *m)
 	xsc__spin_lock(&c->lock);
 	xsc__wq_push(&c->head, f);
 	xsc_mutex_unlock(m);
+	XSC_PROBE3(park, f, f->vtid, XSC_PARK_COND);
 	xsc__suspend(&c->lock);
 	return xsc_mutex_lock(m);
 }
@@ -292,6 +295,7 @@ XSC_EXPORT int xsc_cond_timedwait(xsc_cond_t *c, xsc_mutex_t *m,
 	xsc__spin_lock(&c->lock);
 	xsc__wq_push(&c->head, f);
 	xsc_mutex_unlock(m);
+	XSC_PROBE3(park, f, f->vtid, XSC_PARK_TIMED);
 	ret = xsc__timed_park(t);
 	xsc_mutex_lock(m);
 	return ret;
@@ -342,6 +346,7 @@ XSC_EXPORT int xsc_sem_wait(xsc_sem_t *s)
 	}
 	f->timed_q = NULL;
 	xsc__wq_push(&s->head, f);
+	XSC_PROBE3(park, f, f->vtid, XSC_PARK_SEM);
 	xsc__suspend(&s->lock);	/* post hands its unit to us */
 	return 0;
 }

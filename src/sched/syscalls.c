@@ -214,6 +214,7 @@ again:
 	}
 	if (f->fs)
 		cancellable(f, nr, a, id);
+	XSC_PROBE3(park, f, f->vtid, nr);
 	ret = xsc__suspend(NULL);	/* the completion resumes us */
 	f->call_id = 0;
 	if (q)
@@ -405,6 +406,16 @@ static long fiber_call(long nr, const long *a)
 	return r;
 }
 
+/* Pages full: wait for a completion to free an entry, here or on
+ * whichever vcpu runs us next.  Apart, so that the posting path stays
+ * small enough for gcc to inline (it weighs the probe's asm by its text). */
+static __attribute__((noinline, cold)) void wait_entry(struct xsc_vcpu *v)
+{
+	xsc__wq_push(&v->ewait, v->cur);
+	XSC_PROBE3(park, v->cur, v->cur->vtid, XSC_PARK_ENTRY);
+	xsc__suspend(NULL);
+}
+
 int xsc__post_fiber(long nr, const long *a, uint64_t tag)
 {
 	for (;;) {
@@ -412,10 +423,7 @@ int xsc__post_fiber(long nr, const long *a, uint64_t tag)
 		int id = xsc_post_args(v->x, nr, a, tag);
 		if (id != -EAGAIN)
 			return id;
-		/* pages full: wait for a completion to free an entry, here
-		 * or on whichever vcpu runs us next */
-		xsc__wq_push(&v->ewait, v->cur);
-		xsc__suspend(NULL);
+		wait_entry(v);
 	}
 }
 

@@ -127,6 +127,7 @@ static int hand_one_locked(struct xsc_fiber *f, struct handing *h)
 		return HAND_NO;
 	}
 	atomic_fetch_add_explicit(&tp.nhanded, 1, memory_order_relaxed);
+	XSC_PROBE3(signal_handoff, h->sig, f, f->vtid);
 	return HAND_DONE;
 }
 
@@ -167,6 +168,7 @@ static struct xsc_fiber *hand_running_locked(struct handing *h)
 					xsc__futex_interrupt(f);
 				atomic_fetch_add_explicit(&tp.nhanded, 1,
 							  memory_order_relaxed);
+				XSC_PROBE3(signal_handoff, h->sig, f, f->vtid);
 				return f;
 			}
 	return NULL;
@@ -202,6 +204,7 @@ static struct xsc_fiber *hand_locked(struct handing *h, int *why)
 		 * first raises it when its wait returns */
 		record_locked(h->first, h->slot, h->si);
 		atomic_fetch_add_explicit(&tp.nhanded, 1, memory_order_relaxed);
+		XSC_PROBE3(signal_handoff, h->sig, h->first, h->first->vtid);
 		return h->first;
 	}
 	return h->take ? NULL : hand_running_locked(h);
@@ -305,6 +308,7 @@ bool tp_hand_to_waiter(int sig)
 			if (TP(f)->takes & SIGBIT(sig)) {
 				tp_pend_locked(f, sig);	/* park_for looks first */
 				tp_wake_wait_locked(f, sig);
+				XSC_PROBE3(signal_handoff, sig, f, f->vtid);
 				done = true;
 			}
 	xsc__spin_unlock(&tp.lock);
