@@ -13,12 +13,12 @@
 #  3. with XSC_STATS=FILE in the environment instead: the two files.
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
+unset XSC_BACKEND XSC_THREADS XSC_VERBOSE XSC_TRANSPARENT XSC_STATS
 build=$(cd "${1:?usage: t_stats.sh BUILD_DIR}" && pwd)
 xsc=$build/xsc prog=$build/tests/tp/tp_statsfork
-[ -f "$build/libxsc-preload.so" ] || { echo "skip: no preload library (sanitizer build)"; exit 77; }
 command -v python3 >/dev/null || { echo "skip: no python3 to read the JSON"; exit 77; }
+[ -f "$build/libxsc-preload.so" ] || { echo "skip: no preload library (sanitizer build)"; exit 77; }
 [ -x "$prog" ] || { echo "FAIL: $prog not built"; exit 1; }
-unset XSC_BACKEND XSC_THREADS XSC_VERBOSE XSC_TRANSPARENT XSC_STATS
 tmp=$(mktemp -d /tmp/t_stats.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
