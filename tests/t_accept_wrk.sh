@@ -28,8 +28,12 @@
 #     on this loaded 2-core machine (worker's keep-alive ratio went from
 #     0.24x to 0.98x in single runs here; 0.45x as the best of three).
 #     Accept per request on sqpoll and worker is printed, not guarded:
-#     there it is far below native (0.01x to 0.4x on this host, with a
-#     herd of futex wakes);
+#     sqpoll is far below native (0.01x on this host; each connection's
+#     close waits for the poller's next round, xsc__sqpoll_barrier, whose
+#     sched_yield calls strace -k shows), worker near it (0.88x,
+#     2026-11-27, 18 entries per request; 0.08x to 0.3x and 150 entries,
+#     143 of them futex calls, while a queued call woke every sleeping
+#     syscall thread);
 #   - kernel entries per request (tests/entries_during.c: the benchmarks'
 #     tracefs counter, else strace -f -c; counted in runs of their own,
 #     never in a timed one), keep-alive, on uring and sqpoll at most 2.5x
