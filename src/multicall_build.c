@@ -271,43 +271,49 @@ static void prep_open(struct urun *u, struct io_uring_sqe *sqe, unsigned i,
 		sqe->flags |= IOSQE_ASYNC;
 }
 
+/* Call i's SQE (its arguments, forwarded ones filled in, at u->a[j]),
+ * from the row's .chain: the opcode, the kind that says where the
+ * arguments go, and the op flags. */
 static void prep(struct urun *u, unsigned j, unsigned i)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->r->x->ring);
 	const int64_t *a = u->a[j];
 	long nr = u->r->c[i].nr;
+	const struct xsc_sysdef *d = &xsc__sys[nr];
 	int fd = (int)a[0];
+	char k[6];
 
-	switch (nr) {
-	case SYS_read: case SYS_pread64:
-		io_uring_prep_read(sqe, fd, (void *)a[1], (unsigned)a[2],
-				   nr == SYS_read ? (uint64_t)-1 : (uint64_t)a[3]);
+	switch (d->chain.kind) {
+	case XSC_CHAIN_RW: case XSC_CHAIN_PRW:
+		io_uring_prep_rw(d->chain.op, sqe, fd, (const void *)a[1], (unsigned)a[2],
+				 d->chain.kind == XSC_CHAIN_RW ? (uint64_t)-1 : (uint64_t)a[3]);
 		break;
-	case SYS_write: case SYS_pwrite64:
-		io_uring_prep_write(sqe, fd, (const void *)a[1], (unsigned)a[2],
-				    nr == SYS_write ? (uint64_t)-1 : (uint64_t)a[3]);
+	case XSC_CHAIN_OPEN:	/* open(path, ...) or openat(dirfd, path, ...) */
+		xsc__sys_akinds(d, k);
+		if (k[0] == XSC_A_FD)
+			prep_open(u, sqe, i, a[0], a[1], a[2], a[3]);
+		else
+			prep_open(u, sqe, i, AT_FDCWD, a[0], a[1], a[2]);
 		break;
-	case SYS_open: prep_open(u, sqe, i, AT_FDCWD, a[0], a[1], a[2]); break;
-	case SYS_openat: prep_open(u, sqe, i, a[0], a[1], a[2], a[3]); break;
-	case SYS_close:
+	case XSC_CHAIN_CLOSE:
 		if (u->fixed[j])
 			io_uring_prep_close_direct(sqe, (unsigned)fd);
 		else
 			io_uring_prep_close(sqe, fd);
 		break;
-	case SYS_fsync: case SYS_fdatasync:
-		io_uring_prep_fsync(sqe, fd, nr == SYS_fsync ? 0 : IORING_FSYNC_DATASYNC);
+	case XSC_CHAIN_SYNC:
+		io_uring_prep_fsync(sqe, fd, d->chain.flags);
 		break;
-	case XSC_NR_NOP:
+	case XSC_CHAIN_NOP:
 		io_uring_prep_nop(sqe);
 		break;
 	default:
-		/* a row the table marks linkable (.chain) needs its SQE here */
-		xsc__say("xsc: multi-call: %s is linkable (.chain) but has no "
-			 "SQE builder\n", xsc_syscall_name(nr));
+		/* mc_link_op() said it links: only rows with a .chain */
+		xsc__say("xsc: multi-call: %s has no linked form (.chain)\n",
+			 xsc_syscall_name(nr));
 		abort();
 	}
-	if (u->fixed[j] && nr != SYS_close)
+	if (u->fixed[j] && d->chain.kind != XSC_CHAIN_CLOSE)
 		sqe->flags |= IOSQE_FIXED_FILE;
 	sqe->flags |= IOSQE_IO_LINK;
 	io_uring_sqe_set_data64(sqe, XSC_UD_MC | (uint64_t)u->gen << 16 | j);

@@ -418,6 +418,8 @@ int xsc__table_check_row(FILE *f, long nr, const struct xsc_sysdef *d)
 		BAD("thread-bound or refused, yet translated, argument-bound or linkable");
 	if (d->refuse && !xsc__row_bound(d))
 		BAD("refused but not bound to the calling thread");
+	if (d->chain.flags && d->chain.kind != XSC_CHAIN_SYNC)
+		BAD("op flags for a linked SQE (.chain.flags) that only an fsync takes");
 	if (d->chain.kind > XSC_CHAIN_NOP ||
 	    (d->chain.kind && !d->chain.op && d->chain.kind != XSC_CHAIN_NOP) ||
 	    (!d->chain.kind && d->chain.op))

@@ -208,6 +208,8 @@ struct xsc_sysdef {
 	struct {
 		uint8_t op;		/* the linked SQE's opcode */
 		uint8_t kind;		/* enum xsc_chain */
+		uint8_t flags;		/* the linked SQE's op flags (an fsync's
+					   IORING_FSYNC_DATASYNC) */
 	} chain;
 	uint8_t creds;		/* enum xsc_creds */
 	uint8_t sandbox;	/* enum xsc_sandbox */

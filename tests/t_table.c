@@ -77,6 +77,8 @@ static int check_the_check(void)
 			MUST_FLAG(".thread of a refused row", m.thread = XSC_ANY_THREAD);
 		if (d->chain.kind && d->chain.kind != XSC_CHAIN_NOP)
 			MUST_FLAG(".chain.op left out", m.chain.op = 0);
+		if (d->chain.kind && d->chain.kind != XSC_CHAIN_SYNC)
+			MUST_FLAG(".chain.flags on a call that is no fsync", m.chain.flags = 1);
 		if (d->creds)
 			MUST_FLAG(".creds on another thread kind", m.thread = XSC_ANY_THREAD);
 		if (d->sandbox)

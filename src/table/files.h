@@ -206,7 +206,7 @@
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
-		.chain = { IORING_OP_FSYNC, XSC_CHAIN_SYNC },
+		.chain = { IORING_OP_FSYNC, XSC_CHAIN_SYNC, IORING_FSYNC_DATASYNC },
 		.uring = {
 			.op = { IORING_OP_FSYNC },
 			.prep = xsc__prep_fdatasync,
