@@ -117,14 +117,23 @@ static bool answers(const struct ctx *c)
 
 static pid_t start_server(const struct ctx *c, bool xrun)
 {
-	char datadir[128], elog[160], ulog[128], sockopt[160];
-	char *argv[16], **a = argv;
+	char datadir[128], elog[160], ulog[128], sockopt[160], eout[160];
+	char *argv[20], **a = argv;
 	pid_t pid;
 
 	snprintf(datadir, sizeof(datadir), "--datadir=%s/data", c->dir);
 	snprintf(sockopt, sizeof(sockopt), "--socket=%s", c->sock);
 	snprintf(elog, sizeof(elog), "--log-error=%s/%s.err", c->dir, srv_name[xrun]);
 	snprintf(ulog, sizeof(ulog), "--user=%s", c->user ? c->user : "");
+	/* what mariadbd says on stderr before its log is open (a warning
+	 * about the open-files limit) goes to a file of its own: sh execs
+	 * the command with stderr on it, the pid stays the server's */
+	snprintf(eout, sizeof(eout), "%s/%s.stderr", c->dir, srv_name[xrun]);
+	*a++ = "/bin/sh";
+	*a++ = "-c";
+	*a++ = "f=$1; shift; exec \"$@\" 2>>\"$f\"";
+	*a++ = "sh";
+	*a++ = eout;
 	if (xrun) {
 		*a++ = (char *)c->self;
 		*a++ = "run";
@@ -150,8 +159,8 @@ static pid_t start_server(const struct ctx *c, bool xrun)
 		usleep(100000);
 	}
 	sql(c, "SELECT 1");	/* once more, its error on stderr */
-	fprintf(stderr, "bench oltp: %s did not start; its log: %s/%s.err\n", srv_name[xrun],
-		c->dir, srv_name[xrun]);
+	fprintf(stderr, "bench oltp: %s did not start; its log: %s/%s.err, its stderr: %s\n",
+		srv_name[xrun], c->dir, srv_name[xrun], eout);
 	if (pid > 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
