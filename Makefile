@@ -56,7 +56,9 @@ demo:
 # t_transparent runs one program at a time (XSC_TP_JOBS=1): with two
 # `xsc run -b uring` of tp_fdkind side by side under tests/nouring, 10 of
 # 13 hung in its race until its 30 s alarm (alone 0 of 5, with io_uring
-# 0 of 6), a runtime bug to fix before this pass runs two at a time.
+# 0 of 6); one at a time it hung once too, beside an `xsc bench oltp`.
+# A runtime bug of the syscall-thread fallback, to fix before this pass
+# runs two at a time.
 test:
 	@scripts/deps.sh test
 	$(MAKE) build asan other-builds
