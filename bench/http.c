@@ -814,7 +814,10 @@ static bool counted(const struct server *s)
 static void plot_http(const struct ctx *c, const char *name, struct server *sv, int ns)
 {
 	/* CSV columns: concurrency, then ns columns per metric (in
-	 * write_http_csv's order) */
+	 * write_http_csv's order).  Latency and CPU on a log scale: one
+	 * server's figure can be several times the others' (httpd-xsc-sq's
+	 * CPU per request counts its polling core), and on a linear scale it
+	 * flattens them. */
 	static const char *const what[][3] = {
 		{ "throughput", "requests/s", "0" },
 		{ "latency", "p99 latency, us", "2" },
@@ -839,7 +842,7 @@ static void plot_http(const struct ctx *c, const char *name, struct server *sv, 
 			 "set ylabel '%s'\n%s"
 			 "plot for [c in '%s'] DIR.'/%s.csv' using 1:(column(int(c))) title columnhead(int(c)) with linespoints lw 2",
 			 what[i][1], name, what[i][1],
-			 i == 1 ? "set logscale y\n" : "set yrange [0:*]\n", cols, name);
+			 i == 1 || i == 2 ? "set logscale y\n" : "set yrange [0:*]\n", cols, name);
 		bench_plot(&c->o, png, script);
 	}
 }

@@ -96,16 +96,44 @@ static bool sql(const struct ctx *c, const char *stmt)
 	return run_quiet(argv, -1, NULL, 0, 30) == 0;
 }
 
+/* Whether the server answers "SELECT 1", the client's output (its
+ * "Can't connect" while the server starts) to /dev/null. */
+static bool answers(const struct ctx *c)
+{
+	char *argv[] = { "mariadb", "-uroot", "-S", (char *)c->sock, "-e", "SELECT 1", NULL };
+	int st = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDWR);
+		dup2(nul, 0);
+		dup2(nul, 1);
+		dup2(nul, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st);
+}
+
 static pid_t start_server(const struct ctx *c, bool xrun)
 {
-	char datadir[128], elog[160], ulog[128], sockopt[160];
-	char *argv[16], **a = argv;
+	char datadir[128], elog[160], ulog[128], sockopt[160], eout[160];
+	char *argv[20], **a = argv;
 	pid_t pid;
 
 	snprintf(datadir, sizeof(datadir), "--datadir=%s/data", c->dir);
 	snprintf(sockopt, sizeof(sockopt), "--socket=%s", c->sock);
 	snprintf(elog, sizeof(elog), "--log-error=%s/%s.err", c->dir, srv_name[xrun]);
 	snprintf(ulog, sizeof(ulog), "--user=%s", c->user ? c->user : "");
+	/* what mariadbd says on stderr before its log is open (a warning
+	 * about the open-files limit) goes to a file of its own: sh execs
+	 * the command with stderr on it, the pid stays the server's */
+	snprintf(eout, sizeof(eout), "%s/%s.stderr", c->dir, srv_name[xrun]);
+	*a++ = "/bin/sh";
+	*a++ = "-c";
+	*a++ = "f=$1; shift; exec \"$@\" 2>>\"$f\"";
+	*a++ = "sh";
+	*a++ = eout;
 	if (xrun) {
 		*a++ = (char *)c->self;
 		*a++ = "run";
@@ -123,15 +151,16 @@ static pid_t start_server(const struct ctx *c, bool xrun)
 		*a++ = ulog;
 	*a = NULL;
 	pid = bench_spawn(argv, c->srv_cpu, NULL);
-	for (int i = 0; pid > 0 && i < 300; i++) {	/* up to 30 s */
-		if (sql(c, "SELECT 1"))
+	for (int i = 0; pid > 0 && i < 300; i++) {	/* up to 30 s, silently */
+		if (answers(c))
 			return pid;
 		if (waitpid(pid, NULL, WNOHANG) == pid)
 			break;
 		usleep(100000);
 	}
-	fprintf(stderr, "bench oltp: %s did not start; see %s/%s.err\n", srv_name[xrun],
-		c->dir, srv_name[xrun]);
+	sql(c, "SELECT 1");	/* once more, its error on stderr */
+	fprintf(stderr, "bench oltp: %s did not start; its log: %s/%s.err, its stderr: %s\n",
+		srv_name[xrun], c->dir, srv_name[xrun], eout);
 	if (pid > 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
@@ -557,7 +586,9 @@ int xsc_bench_oltp(int argc, char **argv)
 	plots(&c, &R);
 	ok = 1;
 out:
-	if (c.dir[0]) {
+	if (c.dir[0] && !ok)	/* the logs the messages above name */
+		fprintf(stderr, "bench oltp: kept %s\n", c.dir);
+	else if (c.dir[0]) {
 		snprintf(path, sizeof(path), "rm -rf '%s'", c.dir);
 		if (system(path) != 0)
 			fprintf(stderr, "bench oltp: could not remove %s\n", c.dir);

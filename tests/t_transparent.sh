@@ -130,41 +130,80 @@ done
 uring_ok=1
 "$xsc" info 2>/dev/null | grep -q '^io_uring: *unavailable' && uring_ok=0
 
+# The runs are independent processes that mostly wait (on each other's
+# threads, on pipes, on signals): two of them at once (XSC_TP_JOBS) took
+# this test from 284 s to 180 s, run back to back on this shared 2-core
+# host (2026-11-27, load averages 11 to 209).  Each run's stdout, stderr,
+# exit status and seconds go to files; the checks read them in order
+# once the runs are done, so the output is as one run after another.
+# The programs' own time checks are lower bounds (a sleep lasted its
+# time) or seconds of no progress, which other engineers' jobs on this
+# host already stretch further than a second run does.
+jobs_max=${XSC_TP_JOBS:-2}
+# spawn KEY TIMEOUT CMD...: CMD in the background once fewer than
+# jobs_max runs are going; $tmp/KEY.out, .err, .rc and .s.
+spawn() {
+	local key=$1 tmo=$2
+	shift 2
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+	(
+		t0=$SECONDS
+		timeout -k 5 "$tmo" "$@" >"$tmp/$key.out" 2>"$tmp/$key.err"
+		echo $? >"$tmp/$key.rc"
+		echo $((SECONDS - t0)) >"$tmp/$key.s"
+	) &
+}
+
+# a program's `xsc run` options: "xsc-tp: run-opts=..." in its source
+runopts() { sed -n 's/.*xsc-tp: run-opts=\([^*]*\).*/\1/p' "$src/tp/$1.c" 2>/dev/null; }
+# The executors a program runs on: "xsc-tp: +auto" also with AUTO's
+# routes (xsc run's default), for what only AUTO chooses (a row's .cheap_if)
+prog_backends() {
+	if grep -q 'xsc-tp: +auto' "$src/tp/$1.c" 2>/dev/null; then
+		echo "auto $backends"
+	else
+		echo "$backends"
+	fi
+}
+skipped() {	# skipped NAME: needs io_uring, which is unavailable here
+	[ "$uring_ok" -eq 0 ] && grep -q 'xsc-tp: needs=io_uring' "$src/tp/$1.c" 2>/dev/null
+}
+
 for prog in "${progs[@]}"; do
 	name=$(basename "$prog")
-	if [ "$uring_ok" -eq 0 ] && grep -q 'xsc-tp: needs=io_uring' "$src/tp/$name.c" 2>/dev/null; then
+	skipped "$name" && continue
+	spawn "$name.native" 60 "$prog"
+	for b in $(prog_backends "$name"); do
+		# shellcheck disable=SC2046
+		spawn "$name.$b" 120 "$xsc" run -v -b "$b" $(runopts "$name") -- "$prog"
+	done
+done
+wait
+
+for prog in "${progs[@]}"; do
+	name=$(basename "$prog")
+	if skipped "$name"; then
 		echo "SKIP $name: needs io_uring, which is unavailable here"
 		for b in $backends; do result["$name $b"]="skip"; done
 		continue
 	fi
 	nout=$tmp/$name.native.out nerr=$tmp/$name.native.err
-	t0=$SECONDS
-	timeout -k 5 60 "$prog" >"$nout" 2>"$nerr"
-	nrc=$?
+	nrc=$(cat "$tmp/$name.native.rc")
 	if [ "$nrc" -ne 0 ]; then
 		fail "$name [native]: exit $(rcname "$nrc") (the program itself fails; its xsc runs are not compared)"
 		show stderr "$nerr"
 		for b in $backends; do result["$name $b"]="n/a"; done
 		continue
 	fi
-	pass "$name [native] ($((SECONDS - t0))s)"
-	# a program's own `xsc run` options: "xsc-tp: run-opts=..." in its source
-	opts=$(sed -n 's/.*xsc-tp: run-opts=\([^*]*\).*/\1/p' "$src/tp/$name.c" 2>/dev/null)
-	# "xsc-tp: +auto": also with AUTO's routes (xsc run's default), for
-	# what only AUTO chooses (a row's .cheap_if)
-	bl=$backends
-	grep -q 'xsc-tp: +auto' "$src/tp/$name.c" 2>/dev/null && bl="auto $backends"
+	pass "$name [native] ($(cat "$tmp/$name.native.s")s)"
 	# "xsc-tp: stays-native": its first thread is not a pthread_create
 	# (start.c, go_live), so the runtime must not start
 	stays=
 	grep -q 'xsc-tp: stays-native' "$src/tp/$name.c" 2>/dev/null && stays=native
-	for b in $bl; do
-		out=$tmp/$name.$b.out err=$tmp/$name.$b.err
-		t0=$SECONDS
-		# shellcheck disable=SC2086
-		timeout -k 5 120 "$xsc" run -v -b "$b" $opts -- "$prog" >"$out" 2>"$err"
-		rc=$?
-		if compare "$name [$b] ($((SECONDS - t0))s)" "$nrc" "$nout" "$rc" "$out" "$err" $stays; then
+	for b in $(prog_backends "$name"); do
+		k=$tmp/$name.$b
+		if compare "$name [$b] ($(cat "$k.s")s)" "$nrc" "$nout" "$(cat "$k.rc")" \
+			"$k.out" "$k.err" $stays; then
 			result["$name $b"]=PASS
 		else
 			result["$name $b"]=FAIL
@@ -188,30 +227,50 @@ done
 # test's 372 on a loaded host); XSC_TEST_FULL=1 (make demo) runs every
 # program on every executor.
 hwnames=()
-hwrun() {	# row hwflags expected-v-line backends...
-	local row=$1 hw=$2 want=$3 prog name opts out err rc t0 b k=0 bl
-	shift 3
-	local all=("$@")
+# hwprogs: the programs of these rows that ran natively
+hwprogs() {
+	local prog name
 	for prog in "${progs[@]}"; do
 		name=$(basename "$prog")
 		case $name in tp_sig*|tp_tls|tp_intr_race|tp_rewrite) ;; *) continue ;; esac
 		[ -f "$tmp/$name.native.out" ] && [ "${result["$name ${backends%% *}"]:-}" != n/a ] || continue
+		echo "$prog"
+	done
+}
+# hwback K BACKENDS...: the executors of the K-th program's row
+hwback() {
+	local k=$1
+	shift
+	if [ "$full" = 1 ]; then echo "$@"; else shift $((k % $#)); echo "$1"; fi
+}
+hwrun() {	# row hwflags expected-v-line backends...
+	local row=$1 hw=$2 want=$3 prog name key b bl k=0
+	shift 3
+	for prog in $(hwprogs); do
+		name=$(basename "$prog")
+		bl=$(hwback "$k" "$@")
+		k=$((k + 1))
+		for b in $bl; do
+			# shellcheck disable=SC2046
+			spawn "$name.$b.$row" 120 env XSC_HW="$hw" "$xsc" run -v -b "$b" \
+				$(runopts "$name") -- "$prog"
+		done
+	done
+	wait
+	k=0
+	for prog in $(hwprogs); do
+		name=$(basename "$prog")
 		[[ " ${hwnames[*]} " == *" $name "* ]] || hwnames+=("$name")
-		opts=$(sed -n 's/.*xsc-tp: run-opts=\([^*]*\).*/\1/p' "$src/tp/$name.c" 2>/dev/null)
-		bl=("${all[@]}")
-		[ "$full" = 1 ] || bl=("${all[k++ % ${#all[@]}]}")
-		for b in "${bl[@]}"; do
-			out=$tmp/$name.$b.$row.out err=$tmp/$name.$b.$row.err
-			t0=$SECONDS
-			# shellcheck disable=SC2086
-			XSC_HW=$hw timeout -k 5 120 "$xsc" run -v -b "$b" $opts -- "$prog" >"$out" 2>"$err"
-			rc=$?
-			if ! grep -q "^xsc run: thread pointer by $want" "$err"; then
+		bl=$(hwback "$k" "$@")
+		k=$((k + 1))
+		for b in $bl; do
+			key=$tmp/$name.$b.$row
+			if ! grep -q "^xsc run: thread pointer by $want" "$key.err"; then
 				fail "$name [$b, XSC_HW=$hw]: -v does not say the thread pointer is loaded by $want"
-				show stderr "$err"
+				show stderr "$key.err"
 				result["$name/$row $b"]=FAIL
-			elif compare "$name [$b, XSC_HW=$hw] ($((SECONDS - t0))s)" 0 \
-				"$tmp/$name.native.out" "$rc" "$out" "$err"; then
+			elif compare "$name [$b, XSC_HW=$hw] ($(cat "$key.s")s)" 0 \
+				"$tmp/$name.native.out" "$(cat "$key.rc")" "$key.out" "$key.err"; then
 				result["$name/$row $b"]=PASS
 			else
 				result["$name/$row $b"]=FAIL
@@ -443,12 +502,12 @@ if [ -x "$py" ]; then
 	else
 		pass "python3 [native]"
 		for b in $backends; do
-			t0=$SECONDS
-			timeout -k 5 120 "$xsc" run -v -b "$b" -- "$py" -I "$tmp/threads.py" \
-				>"$tmp/py.$b.out" 2>"$tmp/py.$b.err"
-			rc=$?
-			if compare "python3 [$b] ($((SECONDS - t0))s)" "$nrc" "$tmp/py.native.out" \
-				"$rc" "$tmp/py.$b.out" "$tmp/py.$b.err"; then
+			spawn "py.$b" 120 "$xsc" run -v -b "$b" -- "$py" -I "$tmp/threads.py"
+		done
+		wait
+		for b in $backends; do
+			if compare "python3 [$b] ($(cat "$tmp/py.$b.s")s)" "$nrc" "$tmp/py.native.out" \
+				"$(cat "$tmp/py.$b.rc")" "$tmp/py.$b.out" "$tmp/py.$b.err"; then
 				result["python3 $b"]=PASS
 			else
 				result["python3 $b"]=FAIL
