@@ -54,16 +54,12 @@ demo:
 # without a ring (the fallback, "a seccomp filter is active ... using
 # syscall threads"), while worker and inline never try a ring and run
 # exactly as in the normal pass (the filter changes only AUTO's choices).
-# There t_transparent runs one program at a time (XSC_TP_JOBS=1): with two
-# `xsc run -b uring` of tp_fdkind side by side under tests/nouring, 10 of
-# 13 hung in its race until its 30 s alarm (alone 0 of 5, with io_uring
-# 0 of 6); one at a time it hung once too, beside an `xsc bench oltp`.
 test:
 	@scripts/deps.sh test
 	$(MAKE) build asan other-builds
 	tests/run.sh $(BUILD)
 	XSC_TEST_SANITIZE=1 tests/run.sh $(ASAN_BUILD)
-	XSC_TEST_BACKENDS=uring XSC_TP_JOBS=1 $(BUILD)/tests/nouring tests/run.sh $(BUILD)
+	XSC_TEST_BACKENDS=uring $(BUILD)/tests/nouring tests/run.sh $(BUILD)
 	scripts/install-check.sh $(BUILD)
 	scripts/deb-check.sh $(BUILD)
 

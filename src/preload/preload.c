@@ -394,6 +394,9 @@ static long dispatch_call(long nr, const long *a, ucontext_t *uc)
 		xsc__vcpu()->poll_now = true;
 		xsc_yield();
 	}
+	/* a call is a scheduling point, direct ones too (sched/syscalls.c) */
+	if (__builtin_expect(++xsc__vcpu()->calls_run >= 64, 0))
+		xsc__rt_call_tick(xsc__vcpu());
 	if (xsc__rt_creds_behind(xsc__vcpu()))	/* before any call, direct too */
 		xsc__rt_creds_catch_up(xsc__vcpu());
 	tp_maps_call(nr, a);

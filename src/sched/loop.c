@@ -109,6 +109,7 @@ static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 	}
 	f->state = F_RUNNING;
 	v->switches++;
+	v->calls_run = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	v->cur = f;	/* last before the switch: see tls_in */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -168,6 +168,8 @@ struct xsc_vcpu {
 	/* fibers waiting for a free syscall entry (vcpu-local, no lock) */
 	struct xsc_wq ewait;
 	uint64_t switches;
+	unsigned calls_run;		/* calls its fiber made since it was
+					   switched in (syscalls.c) */
 	uint64_t way[XSC_WAYS];		/* its fibers' calls, by enum xsc_way */
 	/* thread pointer loads made by a system call
 	 * (arch_prctl) and by any means (tls.c) */
@@ -250,6 +252,9 @@ static inline int *xsc__errno_now(void)
 /* v's fiber is about to block v in a call run in the caller: an idle
  * vcpu steals v's new fibers first (queue.c). */
 void xsc__rt_may_block(struct xsc_vcpu *v);
+/* 64 calls of v's fiber without a switch: flush, reap, and yield if that
+ * readied a fiber (syscalls.c) */
+void xsc__rt_call_tick(struct xsc_vcpu *v);
 
 /* Between the runtime's files (queue.c, fiber.c, loop.c, runtime.c; the
  * run queue itself: rq.h). */

@@ -385,6 +385,29 @@ static long route_call(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const l
 	return call_posted(v, f, nr, b);
 }
 
+/* A system call is a scheduling point.  A fiber whose calls never park
+ * (made in the caller: .cheap rows, calls that cannot wait, a loop of
+ * fstat) kept its vcpu: the completions of the others' calls waited in
+ * the ring or on the syscall threads' stack, and the fibers they would
+ * ready waited behind it, one call per watchdog tick (10 ms).
+ * tp_fdkind's racing threads, one in an fstat loop, took over 30 s on
+ * the syscall-thread fallback.  Every 64 calls without a switch, what is
+ * posted goes out, what has completed comes in, and if that readied
+ * anyone the fiber yields.  Transparent mode ticks in its dispatch too,
+ * which makes the calls its rows say run directly without coming here. */
+void xsc__rt_call_tick(struct xsc_vcpu *v)
+{
+	struct xsc *x = v->x;
+
+	v->calls_run = 0;
+	if (x->npending)
+		xsc_flush(x);
+	if (x->inflight_uring + x->inflight_waits + x->inflight_worker)
+		xsc_poll(x);
+	if (atomic_load(&v->rq_len))
+		xsc_yield();
+}
+
 static long fiber_call(long nr, const long *a)
 {
 	struct xsc_vcpu *v = xsc__vcpu();
@@ -395,6 +418,10 @@ static long fiber_call(long nr, const long *a)
 		return outside(nr, a);
 	if (nr < 0 || nr >= XSC_NR_MAX)
 		return -ENOSYS;
+	if (__builtin_expect(++v->calls_run >= 64, 0) && !f->in_call) {
+		xsc__rt_call_tick(v);
+		v = xsc__vcpu();
+	}
 	/* what a debugger shows the fiber in (sched.h): the outermost
 	 * call, a program's own when `xsc run` emulates it with others */
 	if (f->in_call)
