@@ -160,7 +160,7 @@ const struct xsc_sysdef xsc__sys[XSC_NR_MAX] = {
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_DIRECT,
-		.chain = { IORING_OP_NOP, XSC_CHAIN_NOP },
+		.chain = { .op = IORING_OP_NOP, .kind = XSC_CHAIN_NOP },
 		.uring = {
 			.op = { IORING_OP_NOP },
 			.prep = xsc__prep_nop,

@@ -13,7 +13,7 @@
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
-		.chain = { IORING_OP_READ, XSC_CHAIN_RW },
+		.chain = { .op = IORING_OP_READ, .kind = XSC_CHAIN_RW },
 		.uring = {
 			.op = { IORING_OP_READ },
 			.prep = xsc__prep_read,
@@ -29,7 +29,7 @@
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
-		.chain = { IORING_OP_WRITE, XSC_CHAIN_RW },
+		.chain = { .op = IORING_OP_WRITE, .kind = XSC_CHAIN_RW },
 		.uring = {
 			.op = { IORING_OP_WRITE },
 			.prep = xsc__prep_write,
@@ -43,7 +43,7 @@
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
-		.chain = { IORING_OP_READ, XSC_CHAIN_PRW },
+		.chain = { .op = IORING_OP_READ, .kind = XSC_CHAIN_PRW },
 	},
 	[SYS_pwrite64] = {
 		.args = "fd,in,len,off",
@@ -51,7 +51,7 @@
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
-		.chain = { IORING_OP_WRITE, XSC_CHAIN_PRW },
+		.chain = { .op = IORING_OP_WRITE, .kind = XSC_CHAIN_PRW },
 	},
 	[SYS_readv] = {
 		.args = "fd,iov_out,n",
@@ -126,7 +126,7 @@
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
-		.chain = { IORING_OP_OPENAT, XSC_CHAIN_OPEN },
+		.chain = { .op = IORING_OP_OPENAT, .kind = XSC_CHAIN_OPEN },
 		.cheap_if = xsc__open_here,
 		.uring = {
 			.op = { IORING_OP_OPENAT },
@@ -140,7 +140,7 @@
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
-		.chain = { IORING_OP_OPENAT, XSC_CHAIN_OPEN },
+		.chain = { .op = IORING_OP_OPENAT, .kind = XSC_CHAIN_OPEN },
 		.cheap_if = xsc__openat_here,
 		.uring = {
 			.op = { IORING_OP_OPENAT },
@@ -180,7 +180,7 @@
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
-		.chain = { IORING_OP_CLOSE, XSC_CHAIN_CLOSE },
+		.chain = { .op = IORING_OP_CLOSE, .kind = XSC_CHAIN_CLOSE },
 		.uring = {
 			.op = { IORING_OP_CLOSE },
 			.prep = xsc__prep_close,
@@ -194,7 +194,7 @@
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
-		.chain = { IORING_OP_FSYNC, XSC_CHAIN_SYNC },
+		.chain = { .op = IORING_OP_FSYNC, .kind = XSC_CHAIN_SYNC },
 		.uring = {
 			.op = { IORING_OP_FSYNC },
 			.prep = xsc__prep_fsync,
@@ -206,7 +206,7 @@
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
-		.chain = { IORING_OP_FSYNC, XSC_CHAIN_SYNC, IORING_FSYNC_DATASYNC },
+		.chain = { .op = IORING_OP_FSYNC, .kind = XSC_CHAIN_SYNC, .flags = IORING_FSYNC_DATASYNC },
 		.uring = {
 			.op = { IORING_OP_FSYNC },
 			.prep = xsc__prep_fdatasync,
