@@ -508,6 +508,7 @@ void tp_on_sigsys(int sig, siginfo_t *si, void *uc_)
 	int *errp = &errno, saved = *errp;
 	long a[6] = { g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9] };
 	long nr = si->si_syscall, r;
+	struct xsc_fiber *f;
 
 	(void)sig;
 	if (v && TP(v)->in_handler) {
@@ -527,7 +528,12 @@ void tp_on_sigsys(int sig, siginfo_t *si, void *uc_)
 	TP(v)->sel = TP_SEL_ALLOW;
 	TP(v)->ntrap++;
 	xsc__tp_rewrite_site((uintptr_t)g[REG_RIP], nr);	/* trap once, then jump */
+	/* this handler blocks the thread's signals: its call must not wait
+	 * in the kernel (sched/syscalls.c sole()) */
+	f = v->cur;
+	f->masked = true;
 	r = dispatch(nr, a, uc);
+	f->masked = false;
 	if (r != KEEP_REGS)
 		g[REG_RAX] = r;
 	*errp = saved;

@@ -115,6 +115,11 @@ struct xsc_fiber {
 	uint32_t way[XSC_WAYS];		/* its calls, by enum xsc_way */
 	uint32_t nsig;			/* signal handlers run on it (written by
 					   the extension) */
+	bool masked;			/* its call is made in a handler of the
+					   extension's that holds its signals
+					   blocked (a trapped call): it must not
+					   wait in the kernel, where no signal
+					   could end the wait */
 	/* the extension's own state (ext.h) */
 	_Alignas(16) unsigned char ext[XSC_FIBER_EXT];
 	struct xsc_vcpu *turn_v;	/* the vcpu its descriptor turn counts on (fdq.c) */

@@ -270,7 +270,9 @@ static bool cannot_wait(const struct xsc_sysdef *d, const long *a)
 }
 
 /* Nothing can become runnable on v while its fiber f waits in the
- * kernel: none of its calls is in flight, and either no other fiber lives
+ * kernel, and f's own signals can end the wait: f is not in a handler
+ * that holds them blocked (f->masked), none of its calls is in flight,
+ * and either no other fiber lives
  * there (a wake from another vcpu would find it waiting behind the call;
  * a new fiber placed on it is taken by an idle vcpu: xsc__rt_may_block),
  * or v is the only vcpu, so that no other fiber runs to wake one, and the
@@ -279,41 +281,57 @@ static bool sole(const struct xsc_vcpu *v, struct xsc_fiber *f)
 {
 	const struct xsc *x = v->x;
 
-	if (x->inflight_uring + x->inflight_waits + x->inflight_worker)
+	if (f->masked || x->inflight_uring + x->inflight_waits + x->inflight_worker)
 		return false;
 	return atomic_load_explicit(&v->nhomed, memory_order_relaxed) == 1 ||
 	       (xsc__rt.n == 1 && xsc__ext && xsc__ext->may_wait && xsc__ext->may_wait(f));
 }
 
-/* The wait, in the caller.  A signal taken by its kernel thread ends it
- * with EINTR; one whose handler ran elsewhere (a process signal the
- * extension hands to the thread the kernel would have chosen) was not
- * this thread's: the wait goes on for what is left of its timeout, here,
- * or posted (false, with b the wait to post) when it readied a fiber. */
+/* The wait, in the caller, in slices of at most 10 ms.  A signal taken
+ * by its kernel thread ends a slice with EINTR; one whose handler ran
+ * elsewhere (a process signal the extension hands to the thread the
+ * kernel would have chosen) was not this thread's, and the wait goes on.
+ * A signal sent to the thread as a fiber (pthread_kill: recorded for it,
+ * not sent to this kernel thread) is seen at the end of the slice: the
+ * extension runs its handler and says whether the wait ends with EINTR
+ * or goes on (ops->call_end, as for a posted call a signal canceled).
+ * A slice that ends with time left goes on here, or, when something
+ * became runnable on the vcpu meanwhile, the rest is posted (false, with
+ * b the wait to post).  Slices that time out return nothing to the
+ * program: its wait ends as the kernel's would, with events, at its
+ * timeout, or interrupted. */
+#define SLICE_MS 10
+
 static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long *r,
 		      long *b)
 {
 	int64_t ms = (int)a[at], end = ms > 0 ? xsc__now() + ms * 1000000 : 0;
+	int64_t left = ms > 0 ? ms * 1000000 : -1;	/* ns, -1: no end */
 
 	for (;;) {
 		uint32_t nsig = f->nsig;
 		struct xsc_vcpu *v = xsc__vcpu();	/* a handler's wait may move it */
 
+		b[at] = left >= 0 && left < SLICE_MS * 1000000 ? (left + 999999) / 1000000 : SLICE_MS;
 		xsc__rt_may_block(v);
 		*r = xsc__call_here(nr, (const int64_t *)b);
-		if (*r != -EINTR || f->nsig != nsig)
+		if ((*r != -EINTR && *r != 0) || (*r == -EINTR && f->nsig != nsig))
 			return true;
-		if (ms > 0) {
-			int64_t left = end - xsc__now();
-			if (left <= 0) {
-				*r = 0;
+		if ((__atomic_load_n(&f->sig_pending, __ATOMIC_ACQUIRE) & ~f->sigmask) &&
+		    xsc__ext && xsc__ext->call_end) {
+			*r = xsc__ext->call_end(f, nr, -EINTR);
+			if (*r != XSC_CALL_RESTART)
 				return true;
-			}
-			b[at] = (left + 999999) / 1000000;
+		}
+		if (ms > 0 && (left = end - xsc__now()) <= 0) {
+			*r = 0;
+			return true;
 		}
 		v = xsc__vcpu();
-		if (atomic_load(&v->rq_len) || !sole(v, f))
+		if (atomic_load(&v->rq_len) || !sole(v, f)) {
+			b[at] = ms > 0 ? (left + 999999) / 1000000 : ms;
 			return false;
+		}
 	}
 }
 

@@ -14,7 +14,8 @@
  *   dontwait  recv(MSG_DONTWAIT) on a blocking socket: EAGAIN at once;
  *   epoll     a wait with events ready returns them at once; with none it
  *             times out after its timeout; one a signal handler of the
- *             thread interrupts returns EINTR;
+ *             thread interrupts returns EINTR, for a signal to the process
+ *             (setitimer) and one sent to the thread (pthread_kill);
  *   busy      the same reads while another thread keeps yielding (run on
  *             one vcpu by t_direct.sh: the reads are batched then).
  * Prints one line per case; exit 0.  t_transparent compares the output
@@ -169,6 +170,14 @@ static void on_alarm(int sig)
 	(void)sig;
 }
 
+/* pthread_kill(arg, SIGALRM) 30 ms from now, from another thread */
+static void *killer(void *arg)
+{
+	usleep(30000);
+	pthread_kill((pthread_t)arg, SIGALRM);
+	return NULL;
+}
+
 static void epoll(void)
 {
 	struct epoll_event ev = { .events = EPOLLIN }, out[4];
@@ -198,6 +207,13 @@ static void epoll(void)
 	errno = 0;
 	n = epoll_wait(ep, out, 4, 5000);
 	check("epoll EINTR", n == -1 && errno == EINTR && now_ms() - t0 < 4000);
+	pthread_t k;
+	pthread_create(&k, NULL, killer, (void *)pthread_self());
+	t0 = now_ms();
+	errno = 0;
+	n = epoll_wait(ep, out, 4, 5000);
+	check("epoll EINTR by pthread_kill", n == -1 && errno == EINTR && now_ms() - t0 < 4000);
+	pthread_join(k, NULL);
 	close(ep);
 	close(s[0]);
 	close(s[1]);
