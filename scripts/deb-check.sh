@@ -14,7 +14,7 @@
 set -euo pipefail
 build=$(cd "${1:?usage: scripts/deb-check.sh BUILD_DIR}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
-pkgs=(libxsc0 libxsc-dev xsc)
+pkgs=(libxsc0 libxsc-dev xsc libxsc0-dbgsym)
 fail() { echo "deb-check: $*"; exit 1; }
 if [ "$(id -u)" != 0 ]; then echo "deb-check: skipped: not root (apt-get install)"; exit 0; fi
 if ! command -v apt-get >/dev/null || ! command -v dpkg-shlibdeps >/dev/null; then
@@ -109,6 +109,22 @@ if ! echo "$out" | grep -q '^run-ok$' || ! echo "$out" | grep -q 'threads as fib
 	echo "$out"; fail "packaged xsc run did not engage the shim"
 fi
 
+# gdb from the packages: the auto-loaded script, the libraries' debug
+# information by build id, a program's threads as fibers
+if command -v gdb >/dev/null; then
+	printf '#include <pthread.h>\n#include <unistd.h>\nstatic int p[2];\nstatic void *f(void *a) { char c; return read(p[0], &c, 1) == 1 ? a : 0; }\nint main(void) { pthread_t t; if (pipe(p)) return 1; pthread_create(&t, 0, f, 0); sleep(30); return 0; }\n' >"$tmp/blk.c"
+	cc -pthread -o "$tmp/blk" "$tmp/blk.c"
+	(cd / && exec xsc run -- "$tmp/blk") &
+	bpid=$!
+	sleep 2
+	pid=$(pgrep -P $bpid -f "$tmp/blk" || echo $bpid)
+	out=$(timeout 120 gdb -q -batch -p "$pid" -ex 'info xsc-fibers' 2>&1) || true
+	kill -KILL $bpid $pid 2>/dev/null; wait $bpid 2>/dev/null || true
+	if ! echo "$out" | grep -q '^2 fibers' || ! echo "$out" | grep -q 'in read(fd='; then
+		echo "$out" | tail -8; fail "gdb did not list the fibers of a program under the packaged xsc run"
+	fi
+fi
+
 # purge: nothing of the packages' is left
 installed=0
 timeout 300 apt-get purge -y -qq -o DPkg::Lock::Timeout=120 "${pkgs[@]}" >"$tmp/apt" 2>&1 ||
@@ -121,10 +137,11 @@ for p in "${pkgs[@]}"; do
 		if [ -e "$f" ] || [ -L "$f" ]; then fail "$f left after purge"; fi
 	done <"$tmp/files.$p"
 done
-for d in /usr/lib/*/cmake/xsc /usr/share/doc/libxsc0 /usr/share/doc/libxsc-dev /usr/share/doc/xsc; do
+for d in /usr/lib/*/cmake/xsc /usr/share/doc/libxsc0 /usr/share/doc/libxsc-dev /usr/share/doc/xsc \
+	/usr/share/doc/libxsc0-dbgsym; do
 	[ ! -e "$d" ] || fail "$d left after purge"
 done
 left=$(ls -d /usr/lib/libxsc* /usr/lib/*/libxsc* 2>/dev/null || true)
 [ -z "$left" ] || fail "left after purge: $left"
 ldconfig -p | grep 'libxsc\.so' >/dev/null && fail "ldconfig still lists libxsc"
-echo "deb-check: ok (${pkgs[*]} $version: installed, pkg-config and CMake consumers run, xsc run from /usr/bin, purged clean; lintian: $lint)"
+echo "deb-check: ok (${pkgs[*]} $version: installed, pkg-config and CMake consumers run, xsc run from /usr/bin, its fibers in gdb, purged clean; lintian: $lint)"

@@ -5,6 +5,7 @@
 #               their gdb scripts (tools/gdb, auto-loaded)
 #   libxsc-dev  <xsc.h>, libxsc.a, libxsc.so, xsc.pc, the CMake package, man3
 #   xsc         the command and its man1 page
+#   libxsc0-dbgsym  the libraries' debug information (gdb's fiber commands)
 # A build configured for /usr (GNUInstallDirs then picks the multiarch
 # libdir, where `xsc run` looks for the shim: ../<libdir> from the binary)
 # is installed with DESTDIR into a staging tree, and every staged file goes
@@ -60,6 +61,19 @@ if [ -d "$stage/usr/share/man" ]; then
 		ln -s "$(readlink "$l").gz" "$l.gz" && rm "$l"
 	done
 fi
+# The libraries' debug information goes to libxsc0-dbgsym first, under
+# /usr/lib/debug/.build-id where gdb looks it up by build id: the gdb
+# script (tools/gdb) reads the runtime's fibers through it.
+dbg=$work/dbgsym
+rm -rf "$dbg"
+for f in "$stage/usr/lib/$multiarch/libxsc.so.$version" "$stage/usr/lib/$multiarch/libxsc-preload.so"; do
+	id=$(readelf -n "$f" | sed -n 's/^ *Build ID: //p')
+	[ -n "$id" ] || { echo "make-deb: $f has no build id" >&2; exit 1; }
+	mkdir -p "$dbg/usr/lib/debug/.build-id/${id:0:2}"
+	objcopy --only-keep-debug --compress-debug-sections "$f" \
+		"$dbg/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+	chmod 0644 "$dbg/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+done
 find "$stage" -type f \( -name '*.so*' -o -path '*/bin/*' \) ! -name '*.py' -print0 |
 	xargs -0 strip --remove-section=.comment --remove-section=.note --strip-unneeded
 find "$stage" -type f -name '*.a' -print0 | xargs -0 strip --strip-debug \
@@ -74,9 +88,11 @@ declare -A claim=(
 	[libxsc-dev]="usr/include/* $ml/libxsc.so $ml/libxsc.a $ml/pkgconfig/* $ml/cmake/* usr/share/man/man3/*"
 	[xsc]="usr/bin/* usr/share/man/man1/*"
 )
-pkgs="libxsc0 libxsc-dev xsc"
+pkgs="libxsc0 libxsc-dev xsc libxsc0-dbgsym"
 deb=$work/debian	# dpkg-shlibdeps and dpkg-gensymbols want debian/ trees
 mkdir -p "$deb"
+mkdir -p "$deb/libxsc0-dbgsym"
+cp -a "$dbg/usr" "$deb/libxsc0-dbgsym/"
 unclaimed=()
 while IFS= read -r -d '' f; do
 	rel=${f#"$stage"/} owner=
@@ -130,6 +146,12 @@ for p in $pkgs; do
  This package holds the header, the static library, the pkg-config file
  (xsc) and the CMake package (find_package(xsc CONFIG): xsc::xsc,
  xsc::static)." ;;
+	libxsc0-dbgsym)
+		section=debug multi="Multi-Arch: same" depends="libxsc0 (= $debver)" suggests=
+		summary="debug symbols for libxsc0"
+		body=" The debug information of libxsc.so.0 and libxsc-preload.so, found by
+ build id: gdb's \`info xsc-fibers\` and \`xsc-fiber N bt\` (the script
+ libxsc0 installs) read the runtime's fibers through it." ;;
 	xsc)
 		# = the version: \`xsc run\` loads the shim built with it
 		section=utils multi='' depends="libxsc0 (= $debver), $(shlibdeps "$p")"

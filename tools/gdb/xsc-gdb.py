@@ -162,10 +162,19 @@ class Runtime:
 
 
 def runtimes():
-    found, nodebug = [], []
+    found, nodebug, seen = [], [], set()
     for objfile in gdb.objfiles():
         sym = _objfile_symbol(objfile, "xsc__fibers")
         if sym is not None:
+            # a library and its separate debug file (libxsc0-dbgsym, by
+            # build id) are two objfiles of one runtime: listed once
+            try:
+                at = int(sym.value().address)
+            except gdb.error:
+                at = None
+            if at is not None and at in seen:
+                continue
+            seen.add(at)
             found.append(Runtime(objfile, sym))
         elif _is_libxsc(objfile):
             nodebug.append(objfile.filename)
