@@ -8,7 +8,7 @@ build=${1:-build}
 xsc=$build/xsc
 mkdir -p results
 echo "== machine, io_uring and the host profile (xsc info) =="
-"$xsc" info | sed '/^$/q'
+"$xsc" info | sed -n '1,/^$/p'	# all of it read: sed's early q made info die of SIGPIPE
 echo
 echo "== null-call cost vs batch size (xsc bench null) =="
 "$xsc" bench null --quick
