@@ -197,7 +197,7 @@ void tp_kinds_init(void);
 
 /* ways.c */
 void tp_ways_reaped(const struct xsc_fiber *f);
-void tp_ways_report(void);
+void tp_ways_report(const uint64_t *all);
 int tp_copy_out(void *udst, const void *src, size_t len);
 int tp_readable(struct xsc_vcpu *v, const uint32_t *u);
 void tp_maps_call(long nr, const long *a);

@@ -42,13 +42,8 @@ static void counters_get(struct tp_counters *c)
 		c->tls_loads += xsc__rt.v[i].tls_loads;
 		c->switches += xsc__rt.v[i].switches;
 		c->tls_arch_prctl += xsc__rt.v[i].tls_sys;
-		c->way_posted += xsc__rt.v[i].way[XSC_WAY_POSTED];
-		c->way_alone += xsc__rt.v[i].way[XSC_WAY_ALONE];
-		c->way_batched += xsc__rt.v[i].way[XSC_WAY_BATCHED];
-		c->way_sole += xsc__rt.v[i].way[XSC_WAY_SOLE];
-		c->way_looked += xsc__rt.v[i].way[XSC_WAY_LOOKED];
-		c->way_looked_posted += xsc__rt.v[i].way[XSC_WAY_LOOKED_POSTED];
-		c->way_caller += xsc__rt.v[i].way[XSC_WAY_CALLER];
+		for (int w = 0; w < XSC_WAYS; w++)
+			c->way[w] += xsc__rt.v[i].way[w];
 	}
 	c->tls_ldt = atomic_load(&xsc__tls_nslot);
 	c->tls_high = atomic_load(&xsc__tls_nhigh);
@@ -84,6 +79,9 @@ static int to_json(const struct tp_counters *c, long pid, char *buf, size_t size
 #define TP_COUNTER_JSON(f, key) PUT(", \"" key "\": %llu", (unsigned long long)c->f);
 	TP_COUNTERS(TP_COUNTER_JSON)
 #undef TP_COUNTER_JSON
+#define TP_WAY_JSON(w, key) PUT(", \"" key "\": %llu", (unsigned long long)c->way[w]);
+	TP_WAYS(TP_WAY_JSON)
+#undef TP_WAY_JSON
 	PUT("}\n");
 #undef PUT
 	return (int)n;
@@ -164,6 +162,6 @@ static void __attribute__((destructor)) report(void)
 	if (!xsc__tp || !tp.verbose)
 		return;
 	say_counters(&c);
-	tp_ways_report();
+	tp_ways_report(c.way);
 	xsc__tp_rewrite_report(&c);
 }

@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include "sched/sched.h"	/* enum xsc_way */
+
 #define TP_COUNTERS(X) \
 	X(threads, "threads") \
 	X(trapped, "calls_trapped") \
@@ -42,20 +44,25 @@
 	X(declined, "declined") \
 	X(workers, "syscall_threads") \
 	X(full_waits, "full_waits") \
-	X(readiness_waits, "readiness_waits") \
-	X(way_posted, "calls_posted_may_wait") \
-	X(way_alone, "calls_made_alone") \
-	X(way_batched, "calls_posted_to_batch") \
-	X(way_sole, "waits_made_whole") \
-	X(way_looked, "waits_answered_by_look") \
-	X(way_looked_posted, "waits_looked_and_posted") \
-	X(way_caller, "calls_in_caller_by_route")
+	X(readiness_waits, "readiness_waits")
+
+/* W(enum xsc_way, json key): which way the threads' calls went
+ * (sched/syscalls.c), in the array way[] */
+#define TP_WAYS(W) \
+	W(XSC_WAY_POSTED, "calls_posted_may_wait") \
+	W(XSC_WAY_ALONE, "calls_made_alone") \
+	W(XSC_WAY_BATCHED, "calls_posted_to_batch") \
+	W(XSC_WAY_SOLE, "waits_made_whole") \
+	W(XSC_WAY_LOOKED, "waits_answered_by_look") \
+	W(XSC_WAY_LOOKED_POSTED, "waits_looked_and_posted") \
+	W(XSC_WAY_CALLER, "calls_in_caller_by_route")
 
 struct tp_counters {
 	int runtime;		/* the runtime ran in this process */
 #define TP_COUNTER_FIELD(f, key) uint64_t f;
 	TP_COUNTERS(TP_COUNTER_FIELD)
 #undef TP_COUNTER_FIELD
+	uint64_t way[XSC_WAYS];	/* enum xsc_way, summed over the vcpus */
 };
 
 /* rewrite.c: its counters into c (sites, through_sites, sites_padding,

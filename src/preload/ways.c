@@ -66,18 +66,15 @@ static void line(const char *who, const uint64_t *w)
 		 (unsigned long)w[XSC_WAY_CALLER]);
 }
 
-void tp_ways_report(void)
+/* all: the process's counts (stats.c, summed over the vcpus) */
+void tp_ways_report(const uint64_t *all)
 {
 	struct xsc_vcpu *v = xsc__vcpu();
 	const struct xsc_hostprof *hp = xsc__rt.n ? xsc__rt.v[0].x->hp : NULL;
-	uint64_t all[XSC_WAYS] = { 0 };
 	char who[48];
 
 	if (v && v->cur)	/* the thread that exits */
 		keep(v->cur->vtid, v->cur->way);
-	for (int i = 0; i < xsc__rt.n; i++)
-		for (int w = 0; w < XSC_WAYS; w++)
-			all[w] += xsc__rt.v[i].way[w];
 	line("the threads' calls", all);
 	if (hp)
 		xsc__say("xsc run: a call that cannot wait is made by its thread when "

@@ -234,6 +234,12 @@ again:
 	return ret;
 }
 
+/* v's calls in flight: on the ring, readiness waits, syscall threads */
+static unsigned inflight(const struct xsc *x)
+{
+	return x->inflight_uring + x->inflight_waits + x->inflight_worker;
+}
+
 static void count(struct xsc_vcpu *v, struct xsc_fiber *f, enum xsc_way w)
 {
 	v->way[w]++;
@@ -250,7 +256,7 @@ static bool alone(struct xsc_vcpu *v)
 
 	if (!x->hp || !x->hp->here_alone || x->npending || atomic_load(&v->rq_len))
 		return false;
-	if (x->inflight_uring + x->inflight_waits + x->inflight_worker) {
+	if (inflight(x)) {
 		xsc_poll(x);
 		return !atomic_load(&v->rq_len) && !x->npending;
 	}
@@ -281,7 +287,7 @@ static bool sole(const struct xsc_vcpu *v, struct xsc_fiber *f)
 {
 	const struct xsc *x = v->x;
 
-	if (f->masked || x->inflight_uring + x->inflight_waits + x->inflight_worker)
+	if (f->masked || inflight(x))
 		return false;
 	return atomic_load_explicit(&v->nhomed, memory_order_relaxed) == 1 ||
 	       (xsc__rt.n == 1 && xsc__ext && xsc__ext->may_wait && xsc__ext->may_wait(f));
@@ -347,14 +353,14 @@ static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long 
  *     returns at once when it finds them); none, and it is posted.
  * As soon as others are runnable, or calls wait for a flush, its calls go
  * to the batch again.  True with the result in *r when the call was made
- * here; false: the call to post is in b (a's arguments, or what is left
- * of a wait). */
+ * here; false: the call to post is *post, a's arguments or, for a wait
+ * begun here, what is left of it (in b). */
 static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const long *a,
-		      long *r, long *b)
+		      long *r, long *b, const long **post)
 {
 	const struct xsc_sysdef *d = &xsc__sys[nr];
 
-	memcpy(b, a, 6 * sizeof(*b));
+	*post = a;
 	if (cannot_wait(d, a)) {
 		if (!alone(v)) {
 			count(v, f, XSC_WAY_BATCHED);
@@ -368,19 +374,21 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 		count(v, f, XSC_WAY_POSTED);
 		return false;
 	}
+	memcpy(b, a, 6 * sizeof(*b));
 	if (sole(v, f)) {
 		count(v, f, XSC_WAY_SOLE);
+		*post = b;
 		return sole_wait(f, nr, a, d->probe - 1, r, b);
 	}
 	b[d->probe - 1] = 0;
 	*r = xsc__call_here(nr, (const int64_t *)b);
 	count(v, f, *r ? XSC_WAY_LOOKED : XSC_WAY_LOOKED_POSTED);
-	b[d->probe - 1] = a[d->probe - 1];
 	return *r != 0;
 }
 
 static long route_call(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const long *a)
 {
+	const long *post;
 	long r, b[6];
 
 	if (__builtin_expect(nr == SYS_close || nr == SYS_dup2 || nr == SYS_dup3, 0))
@@ -398,9 +406,9 @@ static long route_call(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const l
 		count(v, f, XSC_WAY_CALLER);
 		return xsc__call_here(nr, (const int64_t *)a);
 	}
-	if (made_here(v, f, nr, a, &r, b))
+	if (made_here(v, f, nr, a, &r, b, &post))
 		return r;
-	return call_posted(v, f, nr, b);
+	return call_posted(v, f, nr, post);
 }
 
 /* A system call is a scheduling point.  A fiber whose calls never park
@@ -420,7 +428,7 @@ void xsc__rt_call_tick(struct xsc_vcpu *v)
 	v->calls_run = 0;
 	if (x->npending)
 		xsc_flush(x);
-	if (x->inflight_uring + x->inflight_waits + x->inflight_worker)
+	if (inflight(x))
 		xsc_poll(x);
 	if (atomic_load(&v->rq_len))
 		xsc_yield();
@@ -436,7 +444,9 @@ static long fiber_call(long nr, const long *a)
 		return outside(nr, a);
 	if (nr < 0 || nr >= XSC_NR_MAX)
 		return -ENOSYS;
-	if (__builtin_expect(++v->calls_run >= 64, 0) && !f->in_call) {
+	/* once per call of the program's: not again for the calls that
+	 * transparent mode's dispatch (which ticks itself) posts here */
+	if (!f->in_call && __builtin_expect(++v->calls_run >= 64, 0)) {
 		xsc__rt_call_tick(v);
 		v = xsc__vcpu();
 	}
