@@ -148,16 +148,14 @@ int xsc_bench_calls(int argc, char **argv)
 	}
 	printf("target: a rewritten non-blocking call within 2x of native "
 	       "(getppid: %.2fx)\n", k[0].ns[2] / k[0].ns[0]);
-	int ok = f && bench_csv_close(&o, "calls", f, true) == 0;
-	if (ok)
-		bench_plot(&o, "calls",
-			   "set title 'ns per libc call: native, xsc run with traps only, "
-			   "with rewritten sites'\n"
-			   "set style data histograms\nset style fill solid 0.8\n"
-			   "set logscale y\nset ylabel 'ns per call'\nset xtics rotate by -30\n"
-			   "set datafile separator ','\nset key top left\n"
-			   "plot DIR.'/calls.csv' using 2:xtic(1) title 'native', '' using 3 "
-			   "title 'xsc run, SUD only', '' using 4 title 'xsc run, rewritten'");
+	int ok = bench_csv_plot(&o, "calls", f,
+				 "set title 'ns per libc call: native, xsc run with traps only, "
+				 "with rewritten sites'\n"
+				 "set style data histograms\nset style fill solid 0.8\n"
+				 "set logscale y\nset ylabel 'ns per call'\nset xtics rotate by -30\n"
+				 "set datafile separator ','\nset key top left\n"
+				 "plot DIR.'/calls.csv' using 2:xtic(1) title 'native', '' using 3 "
+				 "title 'xsc run, SUD only', '' using 4 title 'xsc run, rewritten'") == 0;
 	printf("wrote %s/calls.csv and %s/calls.png\n", o.out, o.out);
 	return ok ? 0 : 1;
 }

@@ -168,6 +168,31 @@ int bench_profile_save(const struct bench_opts *o)
 	return r;
 }
 
+int bench_csv_plot(const struct bench_opts *o, const char *name, FILE *f, const char *script)
+{
+	if (!f || bench_csv_close(o, name, f, true) != 0)
+		return -1;
+	bench_plot(o, name, script);
+	return 0;
+}
+
+int bench_plot_cols(char *buf, size_t len, int first, const bool *on, int n)
+{
+	int k = 0;
+	size_t at = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < n; i++)
+		if (on[i]) {
+			int w = snprintf(buf + at, len - at, "%s%d", k ? " " : "", first + i);
+			if (w < 0 || (size_t)w >= len - at)
+				break;
+			at += (size_t)w;
+			k++;
+		}
+	return k;
+}
+
 int bench_plot(const struct bench_opts *o, const char *name, const char *script)
 {
 	char cmd[256];

@@ -89,6 +89,14 @@ int bench_profile_save(const struct bench_opts *o);
  * writes DIR/name.png.  Returns 0, or -1 with a message naming the
  * package when gnuplot is missing. */
 int bench_plot(const struct bench_opts *o, const char *name, const char *script);
+/* Closes the CSV f (bench_csv_close, NULL: it never opened), then plots
+ * it with script (bench_plot, under the same name); 0, or -1 when the
+ * CSV was not written. */
+int bench_csv_plot(const struct bench_opts *o, const char *name, FILE *f, const char *script);
+/* "first+i ..." into buf for each of the n columns with on[i] (a plot's
+ * `for [c in '...']`: a column of nothing would make gnuplot warn);
+ * returns how many. */
+int bench_plot_cols(char *buf, size_t len, int first, const bool *on, int n);
 
 /* Processes and servers (http.c): argv forked and exec'd pinned to cpu
  * (-1: not pinned), stdout into a pipe whose read end goes to *out

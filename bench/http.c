@@ -827,13 +827,11 @@ static void plot_http(const struct ctx *c, const char *name, struct server *sv, 
 	char script[1024], cols[64], png[64];
 
 	for (int i = 0; i < 4; i++) {
-		int lo = 2 + atoi(what[i][2]) * ns, n = 0;
-		cols[0] = 0;
+		bool on[NSERV];
+
 		for (int s = 0; s < ns; s++)	/* only the servers measured */
-			if (sv[s].avail && (i < 3 || counted(&sv[s])))
-				n += snprintf(cols + n, sizeof(cols) - (size_t)n, "%s%d",
-					      n ? " " : "", lo + s);
-		if (!n)
+			on[s] = sv[s].avail && (i < 3 || counted(&sv[s]));
+		if (!bench_plot_cols(cols, sizeof(cols), 2 + atoi(what[i][2]) * ns, on, ns))
 			continue;
 		snprintf(png, sizeof(png), "%s-%s", name, what[i][0]);
 		snprintf(script, sizeof(script),

@@ -188,15 +188,13 @@ int xsc_bench_modeswitch(int argc, char **argv)
 	printf("Paper (Pentium 2, 266 MHz, Linux 2.4): system call entry 140 + "
 	       "exit 189 = 329 cycles; procedure call 3 + 4 = 7 cycles (47x).\n");
 
-	int ok = f && bench_csv_close(&o, "mode-switch", f, true) == 0;
-	if (ok)
-		bench_plot(&o, "mode-switch",
-			   "set title 'Null syscall round trip vs procedure call "
-			   "(xsc bench mode-switch)'\nset style data histogram\n"
-			   "set style fill solid 0.8 border -1\nset logscale y\n"
-			   "set ylabel 'TSC ticks per call (log)'\n"
-			   "plot DIR.'/mode-switch.csv' using 2:xtic(1) title 'loop', "
-			   "'' using 4 title 'single (bracket subtracted)'");
+	int ok = bench_csv_plot(&o, "mode-switch", f,
+				 "set title 'Null syscall round trip vs procedure call "
+				 "(xsc bench mode-switch)'\nset style data histogram\n"
+				 "set style fill solid 0.8 border -1\nset logscale y\n"
+				 "set ylabel 'TSC ticks per call (log)'\n"
+				 "plot DIR.'/mode-switch.csv' using 2:xtic(1) title 'loop', "
+				 "'' using 4 title 'single (bracket subtracted)'") == 0;
 	printf("wrote %s/mode-switch.csv\n", o.out);
 	return ok ? 0 : 1;
 }

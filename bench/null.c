@@ -241,6 +241,25 @@ static void run_rounds(struct cfgstate *cs, const struct bench_opts *o, long cal
 	bench_progress_done();
 }
 
+/* results/null.png's script: the configurations that ran (a column of
+ * nothing made gnuplot warn on the terminal). */
+static const char *plot_script(const struct cfgstate *cs, char *cmd, size_t len)
+{
+	char cols[64];
+	bool on[NCFG];
+
+	for (int k = 0; k < NCFG; k++)
+		on[k] = cs[k].ok;
+	bench_plot_cols(cols, sizeof(cols), 2, on, NCFG);
+	snprintf(cmd, len,
+		 "set title 'Null call cost vs batch size (xsc bench null)'\n"
+		 "set logscale xy 2\nset xlabel 'batch size'\n"
+		 "set ylabel 'ns per call'\n"
+		 "plot for [c in '%s'] DIR.'/null.csv' using 1:(column(int(c))) "
+		 "with linespoints lw 2 title columnhead(int(c))", cols);
+	return cmd;
+}
+
 /* The cost table, a row per batch size, on stdout and into f (when it
  * opened); returns the measured break-even batch (0: none). */
 static int print_table(const struct cfgstate *cs, FILE *f)
@@ -336,23 +355,8 @@ int xsc_bench_null(int argc, char **argv)
 	int breakeven = print_table(cs, f);
 	if (cs[URING].ok)
 		print_model(cs, breakeven);
-	int ok = f && bench_csv_close(&o, "null", f, true) == 0;
-	if (ok) {
-		/* the configurations that ran: a column of nothing made
-		 * gnuplot warn on the terminal */
-		char cols[64] = "", cmd[512];
-		for (int k = 0; k < NCFG; k++)
-			if (cs[k].ok)
-				snprintf(cols + strlen(cols), sizeof(cols) - strlen(cols),
-					 "%s%d", *cols ? " " : "", k + 2);
-		snprintf(cmd, sizeof(cmd),
-			 "set title 'Null call cost vs batch size (xsc bench null)'\n"
-			 "set logscale xy 2\nset xlabel 'batch size'\n"
-			 "set ylabel 'ns per call'\n"
-			 "plot for [c in '%s'] DIR.'/null.csv' using 1:(column(int(c))) "
-			 "with linespoints lw 2 title columnhead(int(c))", cols);
-		bench_plot(&o, "null", cmd);
-	}
+	char script[512];
+	int ok = bench_csv_plot(&o, "null", f, plot_script(cs, script, sizeof(script))) == 0;
 	close_all(cs);
 	printf("wrote %s/null.csv and %s/null.png\n", o.out, o.out);
 	return ok ? 0 : 1;
