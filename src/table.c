@@ -261,9 +261,21 @@ int xsc__sys_akinds(const struct xsc_sysdef *d, char k[6])
 	return unknown;
 }
 
+int xsc__sys_pair_at(const struct xsc_sysdef *d)
+{
+	const char *p = d->args ? strstr(d->args, "fds_out") : NULL;
+	int at = 0;
+
+	if (!p)
+		return -1;
+	for (const char *c = d->args; c < p; c++)
+		at += *c == ',';
+	return at;
+}
+
 bool xsc__sys_pair(const struct xsc_sysdef *d)
 {
-	return d->args && strstr(d->args, "fds_out") != NULL;
+	return xsc__sys_pair_at(d) >= 0;
 }
 
 const struct xsc_sysdef *xsc__sysdef(long nr)

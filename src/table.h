@@ -257,6 +257,8 @@ int xsc__sys_nargs(const struct xsc_sysdef *d);
 int xsc__sys_akinds(const struct xsc_sysdef *d, char k[6]);
 /* The row writes two descriptors through a pointer (pipe, socketpair). */
 bool xsc__sys_pair(const struct xsc_sysdef *d);
+/* The position of that pointer (the argument named fds_out), or -1. */
+int xsc__sys_pair_at(const struct xsc_sysdef *d);
 /* The kernel headers (or the list of newer calls) name number nr. */
 bool xsc__sys_named(long nr);
 /* Why a row's calls run on the calling thread, for `xsc info`. */

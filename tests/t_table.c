@@ -157,6 +157,9 @@ int main(void)
 	CHECK(!memcmp(k, "fsci--", 6));
 	CHECK(xsc__sys[SYS_openat].newfd == XSC_NEWFD_FILE);
 	CHECK(xsc__sys_pair(&xsc__sys[SYS_pipe2]) && !xsc__sys_pair(&xsc__sys[SYS_dup]));
+	CHECK(xsc__sys_pair_at(&xsc__sys[SYS_pipe2]) == 0 &&
+	      xsc__sys_pair_at(&xsc__sys[SYS_socketpair]) == 3 &&
+	      xsc__sys_pair_at(&xsc__sys[SYS_dup]) == -1);
 	bad |= check_the_check();
 	if (bad)
 		return 1;

@@ -173,13 +173,13 @@ static void born(long nr, const long *a, long r)
 {
 	const struct xsc_sysdef *d = &xsc__sys[nr];
 	bool nb = d->nonblock && (xsc__sys_arg((const int64_t *)a, d->nonblock) & O_NONBLOCK);
-	int fds[2];
+	int fds[2], at = xsc__sys_pair_at(d);
 
 	_Static_assert(SOCK_NONBLOCK == O_NONBLOCK, "one bit for every kind of new descriptor");
-	if (!xsc__sys_pair(d)) {
+	if (at < 0) {
 		if (r <= INT_MAX)
 			xsc__fdkind_born((int)r, nb);
-	} else if (peek(fds, a[nr == SYS_socketpair ? 3 : 0], sizeof(fds)) == 0) {
+	} else if (peek(fds, a[at], sizeof(fds)) == 0) {
 		xsc__fdkind_born(fds[0], nb);
 		xsc__fdkind_born(fds[1], nb);
 	}

@@ -190,7 +190,7 @@ static int rec_exit(struct rec *r, struct thr *th, long ret, unsigned flags)
 	th->e.dur_ns = t - th->e.ts_ns;
 	if (xt_sys_info(th->e.nr)->pair && ret == 0 && !flags) {
 		int fds[2];
-		int a = th->e.nr == SYS_socketpair ? 3 : 0;
+		int a = xt_sys_info(th->e.nr)->pair - 1;
 		if (peek(th->tid, (unsigned long)th->e.args[a], fds, 8) == 8) {
 			th->e.aux[0] = fds[0];
 			th->e.aux[1] = fds[1];

@@ -81,7 +81,7 @@ static void init(void)
 			.name = name_of(nr),
 			.sig = sigs[nr],
 			.newfd = d->newfd < XSC_NEWFD_NKINDS ? fdkind[d->newfd] : 0,
-			.pair = xsc__sys_pair(d),
+			.pair = (unsigned char)(xsc__sys_pair_at(d) + 1),
 		};
 	}
 	qsort(byname, nbyname, sizeof(int), cmp_name);

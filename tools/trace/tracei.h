@@ -55,7 +55,8 @@ struct xt_sysinfo {
 	const char *name;
 	const char *sig;	/* XT_NARGS letters of enum xt_akind */
 	unsigned char newfd;	/* enum xt_fdkind of the result, or 0 */
-	unsigned char pair;	/* creates two fds through a pointer (pipe) */
+	unsigned char pair;	/* creates two fds through a pointer (pipe):
+				   its argument's position + 1, else 0 */
 };
 
 const char *xt_sys_name(int nr);		/* NULL when unknown */
