@@ -229,8 +229,9 @@ static __attribute__((noinline)) bool dispatch_other(struct xsc *x, int id,
 		x->st.declined++;
 		b = xsc__fallback_route(x, x->ent[id].sysno);
 	}
-	/* a close kept off the SQPOLL ring: after the poller let go (once
-	 * per flush: every CQE this flush's calls follow was seen before) */
+	/* a close the SQPOLL ring declined (its NOP found no room): after
+	 * the poller let go (once per flush: every CQE this flush's calls
+	 * follow was seen before) */
 	if (__builtin_expect(x->sqpoll, 0) && xsc__sys[x->ent[id].sysno].uring.no_sqpoll &&
 	    x->barrier_flush != x->st.flushes + 1) {
 		xsc__sqpoll_barrier(x);

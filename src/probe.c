@@ -159,11 +159,10 @@ static void route_one(struct xsc *x, long nr, unsigned *nmissing)
 		      x->reason[0] ? x->reason : "io_uring unavailable";
 	} else if ((why = missing_op(x, d)) != NULL) {
 		(*nmissing)++;
-	} else if (x->sqpoll && d->uring.no_sqpoll) {
-		why = d->uring.no_sqpoll;
 	} else {
 		x->head[nr].route = (uint8_t)ring;
-		x->why[nr] = d->uring.note;
+		x->why[nr] = x->sqpoll && d->uring.no_sqpoll ? d->uring.no_sqpoll :
+			     d->uring.note;
 		/* the rows AUTO may run in the caller say what decided it */
 		if (x->cfg.backend == XSC_BACKEND_AUTO && d->cheap)
 			x->why[nr] = x->hp->why_cheap;

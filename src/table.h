@@ -175,8 +175,9 @@ struct xsc_sysdef {
 		xsc_done_fn done;	/* NULL: the CQE result is the result */
 		uint8_t op[2];		/* opcodes the kernel must have (0: none) */
 		const char *note;	/* its limits, shown by `xsc info` */
-		/* non-NULL: not on an SQPOLL ring, and why (the poller, not
-		 * the caller, runs it there): the row's fallback instead */
+		/* non-NULL: on an SQPOLL ring the call itself does not go
+		 * through the poller, and why: the prep posts a NOP, whose
+		 * done hands the call to the row's fallback */
 		const char *no_sqpoll;
 	} uring;
 	/* non-NULL: with these arguments the call depends on the calling

@@ -131,15 +131,24 @@ int xsc__prep_openat2(struct xsc *x, int id)
 	return 1;
 }
 
-/* Not on an SQPOLL ring (the row's .uring.no_sqpoll): there the poller,
- * not the caller, drops the last reference, and the file is released a
- * moment after the CQE (61 of 200 closes of a FIFO's write end were seen
- * by its reader more than 1 ms later): a lock, a FIFO's or a pipe's other
- * end, a socket's FIN still there after close(2) returned.  The fallback
- * closes it on a thread that releases it before it answers. */
+/* On an SQPOLL ring (the row's .uring.no_sqpoll) the poller, not the
+ * caller, would drop the last reference, and the file would be released
+ * a moment after the CQE (61 of 200 closes of a FIFO's write end were
+ * seen by its reader more than 1 ms later): a lock, a FIFO's or a pipe's
+ * other end, a socket's FIN still there after close(2) returned.  There
+ * the entry's SQE is a NOP: its CQE comes from a round of the poller
+ * after the one that posted every CQE seen before it, whose file
+ * references are dropped by then (uring.c, xsc__sqpoll_barrier), and the
+ * done function hands the close to its fallback, a thread that releases
+ * the file before it answers.  Nobody spins for the poller meanwhile. */
 int xsc__prep_close(struct xsc *x, int id)
 {
-	io_uring_prep_close(xsc__sqe(x, id, 0), FD(A(x, id)[0]));
+	struct io_uring_sqe *sqe = xsc__sqe(x, id, 0);
+
+	if (x->sqpoll)
+		io_uring_prep_nop(sqe);
+	else
+		io_uring_prep_close(sqe, FD(A(x, id)[0]));
 	return 1;
 }
 
@@ -149,7 +158,7 @@ int xsc__prep_close(struct xsc *x, int id)
 long xsc__done_close(struct xsc *x, int id)
 {
 	int res = slot_of(x, id)->res[0];
-	return res == -EBADF ? XSC_RETRY_SYNC : res;
+	return x->sqpoll || res == -EBADF ? XSC_RETRY_SYNC : res;
 }
 
 int xsc__prep_fsync(struct xsc *x, int id)

@@ -186,7 +186,7 @@
 			.prep = xsc__prep_close,
 			.done = xsc__done_close,
 			.note = "io_uring; -EBADF re-checked synchronously (io_uring fds)",
-			.no_sqpoll = "on an SQPOLL ring the poller would release the file after the close returned",
+			.no_sqpoll = "SQPOLL: a NOP through the ring, then a syscall thread closes it (the poller would release the file after the close returned)",
 		},
 	},
 	[SYS_fsync] = {
