@@ -296,7 +296,9 @@ typedef struct xsc_thread_attr {
 struct xsc_runtime_config {
 	unsigned nthreads;	/* kernel threads; 0 = one per CPU of the
 				   process's affinity mask, at most its cgroup
-				   CPU quota (cpu.max, rounded up) */
+				   CPU quota (cpu.max, rounded up), one fewer
+				   (at least one) on SQPOLL rings, whose
+				   poller takes a CPU */
 	int pin;		/* pin kernel thread i to the i-th CPU of the
 				   affinity mask from first_cpu (wrapping) */
 	int first_cpu;		/* 0 = the first allowed CPU; a CPU outside

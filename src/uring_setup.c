@@ -29,6 +29,46 @@ static unsigned pow2(unsigned v)
 
 #define SQ_MAX 512	/* 32 KiB of SQEs: a batch, not every entry */
 
+/* One SQPOLL poller for the process.  Every handle's ring is attached
+ * (IORING_SETUP_ATTACH_WQ) to the poller of the ring that holds the
+ * share, so one kernel thread polls them all: a poller per vcpu made
+ * two threads that each spin for a CPU on a 2-core host, beside the
+ * vcpus and the program's peers.  The holder keeps its ring's fd open,
+ * aside, for the attaching ones; when it is taken down the next SQPOLL
+ * ring starts a poller of its own and holds the share.  A forked
+ * child's copy is its parent's: not used.  With XSC_SYSCALL_CPU each
+ * ring keeps its own poller on that CPU. */
+static struct {
+	atomic_flag lock;
+	struct xsc *holder;
+	int fd, pid;
+} share = { .lock = ATOMIC_FLAG_INIT, .fd = -1 };
+
+static void share_lock(void)
+{
+	while (atomic_flag_test_and_set_explicit(&share.lock, memory_order_acquire))
+		__builtin_ia32_pause();
+}
+
+static void share_unlock(void)
+{
+	atomic_flag_clear_explicit(&share.lock, memory_order_release);
+}
+
+/* The share's fd, if it still names the holder's ring in this process */
+static int share_fd(void)
+{
+	struct stat st;
+
+	if (share.fd < 0 || share.pid != (int)xsc__sys0(SYS_getpid))
+		return -1;
+	if (xsc__sys2(SYS_fstat, share.fd, &st) < 0 ||
+	    (uint64_t)st.st_dev != share.holder->ring_dev ||
+	    (uint64_t)st.st_ino != share.holder->ring_ino)
+		return -1;	/* the program closed it (close_range) */
+	return share.fd;
+}
+
 static int ring_init(struct xsc *x, bool sqpoll)
 {
 	struct io_uring_params p = { 0 };
@@ -45,6 +85,8 @@ static int ring_init(struct xsc *x, bool sqpoll)
 		if (x->cfg.syscall_cpu >= 0) {
 			p.flags |= IORING_SETUP_SQ_AFF;
 			p.sq_thread_cpu = (unsigned)x->cfg.syscall_cpu;
+		} else if ((p.wq_fd = (unsigned)share_fd()) != -1U) {
+			p.flags |= IORING_SETUP_ATTACH_WQ;
 		}
 	} else if (x->cfg.flags & XSC_DEFER_TASKRUN) {
 		/* Completions wait until the one issuer enters (6.1): no
@@ -60,6 +102,13 @@ static int ring_init(struct xsc *x, bool sqpoll)
 	}
 	struct io_uring_params asked = p;
 	int ret = io_uring_queue_init_params(sq, &x->ring, &p);
+	if (ret < 0 && (asked.flags & IORING_SETUP_ATTACH_WQ)) {
+		/* not that poller: one of its own */
+		asked.flags &= ~IORING_SETUP_ATTACH_WQ;
+		asked.wq_fd = 0;
+		p = asked;
+		ret = io_uring_queue_init_params(sq, &x->ring, &p);
+	}
 	if (ret == -EINVAL) {	/* before 5.18 */
 		p = asked;
 		p.flags &= ~IORING_SETUP_SUBMIT_ALL;
@@ -102,7 +151,7 @@ static void describe(char *buf, size_t len, const char *what, int err)
 
 /* Creates the ring the configuration asks for; records why not.  Called
  * with the backend already resolved by probe.c. */
-int xsc__uring_setup(struct xsc *x)
+static int setup(struct xsc *x)
 {
 	bool want_sqpoll = x->cfg.backend == XSC_BACKEND_SQPOLL;
 	int ret;
@@ -133,18 +182,36 @@ int xsc__uring_setup(struct xsc *x)
 	 * open gets 3 and its last the one below RLIMIT_NOFILE.  A registered
 	 * ring needs no fd from 6.3 on (enter and register by index), so the
 	 * fd is closed; before that it is moved above the soft limit. */
-	if (x->ring_registered && (x->ring.features & XSC_FEAT_REG_REG_RING)) {
+	struct stat st;
+	bool hold = want_sqpoll && x->cfg.syscall_cpu < 0 && share_fd() < 0;
+	if (x->ring_registered && (x->ring.features & XSC_FEAT_REG_REG_RING) && !hold) {
 		xsc__sys1(SYS_close, x->ring.ring_fd);
 		x->ring.ring_fd = -1;
 	} else {
 		x->ring.ring_fd = xsc__fd_aside(x->ring.ring_fd);
 	}
-	struct stat st;
 	if (xsc__sys2(SYS_fstat, x->ring.ring_fd, &st) == 0) {
 		x->ring_dev = st.st_dev;
 		x->ring_ino = st.st_ino;
 	}
+	if (hold && x->ring.ring_fd >= 0) {
+		share.holder = x;
+		share.fd = x->ring.ring_fd;
+		share.pid = (int)xsc__sys0(SYS_getpid);
+	}
 	return 0;
+}
+
+int xsc__uring_setup(struct xsc *x)
+{
+	int ret;
+
+	if (x->cfg.backend != XSC_BACKEND_SQPOLL)
+		return setup(x);
+	share_lock();
+	ret = setup(x);
+	share_unlock();
+	return ret;
 }
 
 long xsc__uring_register(struct xsc *x, unsigned op, void *arg, unsigned nr)
@@ -201,6 +268,14 @@ static void ring_exit(struct xsc *x)
 
 void xsc__uring_teardown(struct xsc *x)
 {
+	if (x->sqpoll && share.holder == x) {
+		share_lock();
+		if (share.holder == x) {
+			share.holder = NULL;
+			share.fd = -1;
+		}
+		share_unlock();
+	}
 	if (x->probe)
 		io_uring_free_probe(x->probe);
 	if (x->ring_open)
