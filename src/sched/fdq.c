@@ -220,15 +220,33 @@ struct xsc_fdq *xsc__fdq_enter(struct xsc_vcpu *v, long nr, const long *a)
 	return q;
 }
 
-void xsc__fdq_leave(struct xsc_fdq *q, long nr, const long *a)
+/* The holder's call is over with ret.  A call that got what it waited
+ * for (ret >= 0: a connection, bytes, the end of the file) may have left
+ * more behind, a backlog of connections or the rest of a pipe: the next
+ * waiter takes the turn at once and tries, where a readiness wait would
+ * cost a round trip through the ring first (a server of 1,000 threads in
+ * accept, closing every connection, on SQPOLL with two vcpus: 7,200
+ * requests/s with the wait, 9,200-11,500 without, 26,600-26,900
+ * natively).  Its call finds nothing at worst, and
+ * waits in the kernel as a holder's does: one ring entry.  Not so
+ * without a ring, where it would hold a syscall thread until the next
+ * byte (100,000 fibers on 4,000 pipes stalled one run in two: the
+ * threads all waited in reads, the writers found none), nor where
+ * entries are scarce.  A failed call (EAGAIN, EINTR, an error) arms the
+ * wait. */
+void xsc__fdq_leave(struct xsc_fdq *q, long nr, const long *a, long ret)
 {
 	struct xsc_fiber *f = xsc__cur();
 
 	atomic_fetch_sub_explicit(&f->turn_v->holding, 1, memory_order_relaxed);
 	xsc__spin_lock(&q->lock);
 	q->holders--;
-	if (!q->holders && q->waiting && !q->armed)
-		arm_locked(q, (int)a[0], direction(nr, a));
+	if (!q->holders && q->waiting && !q->armed) {
+		if (ret >= 0 && xsc__vcpu()->x->have_ring && !scarce(xsc__vcpu()))
+			grant_locked(q);
+		else
+			arm_locked(q, (int)a[0], direction(nr, a));
+	}
 	xsc__spin_unlock(&q->lock);
 }
 

@@ -397,12 +397,12 @@ void xsc__rt_creds_catch_up(struct xsc_vcpu *v);
 /* Fibers that wait on one descriptor take turns (fdq.c).  Before a call
  * that may wait for another party is posted: NULL, or the record the
  * fiber now holds the turn of (it may have waited for it), which
- * xsc__fdq_leave(q, nr, a) gives back once the call returned.  A
+ * xsc__fdq_leave(q, nr, a, ret) gives back once the call returned ret.  A
  * readiness wait's completion tagged XSC_TAG_FDQ calls xsc__fdq_ready. */
 struct xsc_fdq;
 #define XSC_TAG_FDQ 2ULL
 struct xsc_fdq *xsc__fdq_enter(struct xsc_vcpu *v, long nr, const long *a);
-void xsc__fdq_leave(struct xsc_fdq *q, long nr, const long *a);
+void xsc__fdq_leave(struct xsc_fdq *q, long nr, const long *a, long ret);
 void xsc__fdq_ready(struct xsc_fdq *q);
 void xsc__fdq_forget(void);
 /* fd was closed or replaced: what it is must be learned again */

@@ -197,7 +197,7 @@ again:
 	id = xsc__post_fiber(nr, a, (uint64_t)(uintptr_t)f);
 	if (id < 0) {
 		if (q)
-			xsc__fdq_leave(q, nr, a);
+			xsc__fdq_leave(q, nr, a, id);
 		return id;
 	}
 	if (nr == SYS_accept4 || nr == SYS_accept) {
@@ -218,7 +218,7 @@ again:
 	ret = xsc__suspend(NULL);	/* the completion resumes us */
 	f->call_id = 0;
 	if (q)
-		xsc__fdq_leave(q, nr, a);
+		xsc__fdq_leave(q, nr, a, ret);
 	if (__builtin_expect(f->sigpipe, 0)) {
 		/* write(2) sends it to the caller before it returns */
 		f->sigpipe = false;
