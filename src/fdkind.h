@@ -19,6 +19,9 @@ uint32_t xsc__fdkind_seen(int fd);
 void xsc__fdkind_learn(int fd, uint32_t seen, bool disk);
 /* non-blocking, and not a file: a call honouring O_NONBLOCK cannot wait */
 bool xsc__fdkind_nowait(int fd);
+/* made by a socket, pipe, eventfd, timerfd or inotify call: no file
+ * position (false: not known) */
+bool xsc__fdkind_stream(int fd);
 void xsc__fdkind_born(int fd, bool nonblock);
 void xsc__fdkind_setnb(int fd, uint32_t seen, int nb);
 uint64_t xsc__fdkind_closing(int first, int last, bool begin, uint64_t marked);

@@ -19,6 +19,7 @@
  */
 #include "uring_prep.h"
 #include "ucopy.h"
+#include "fdkind.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -125,6 +126,8 @@ static void fix_pos(struct xsc *x, int id, long res, long want,
 		return;	/* the non-blocking form keeps the position right */
 	if ((nr == SYS_preadv2 || nr == SYS_pwritev2) && (a[5] & RWF_NOWAIT))
 		return;	/* the caller's own non-blocking form */
+	if (xsc__fdkind_stream((int)a[0]))
+		return;	/* a socket's or a pipe's: no position to fix */
 	next = iov_at(v, n, res);
 	x->st.crossings++;
 	if (next && xsc__ucopy_in(&c, next, 1) < 0) {

@@ -40,7 +40,9 @@
 _Atomic bool xsc__fdkind_on;
 
 /* gen (bits 16-31) | closes in flight (8-15) | O_NONBLOCK (4-5) | kind (0-3) */
-enum { K_UNKNOWN, K_DISK, K_OTHER };
+/* K_STREAM: made by a call that makes descriptors without a file
+ * position (a socket, a pipe, an eventfd, a timerfd, an inotify) */
+enum { K_UNKNOWN, K_DISK, K_OTHER, K_STREAM };
 #define KIND 0x0fu
 #define NB_YES 0x10u
 #define NB_NO 0x20u
@@ -67,7 +69,18 @@ int xsc__fdkind_get(int fd)
 	v = atomic_load_explicit(w, memory_order_acquire);
 	if (v & 0xff00u)
 		return -1;	/* a close in flight */
-	return (v & KIND) == K_DISK ? 1 : (v & KIND) == K_OTHER ? 0 : -1;
+	return (v & KIND) == K_DISK ? 1 : (v & KIND) != K_UNKNOWN ? 0 : -1;
+}
+
+/* True: fd has no file position to keep (K_STREAM). */
+bool xsc__fdkind_stream(int fd)
+{
+	_Atomic uint32_t *w;
+
+	if (!atomic_load_explicit(&xsc__fdkind_on, memory_order_relaxed) ||
+	    !(w = word(fd, false)))
+		return false;
+	return (atomic_load_explicit(w, memory_order_acquire) & (0xff00u | KIND)) == K_STREAM;
 }
 
 /* True: fd is neither a regular file nor a block device, and
@@ -79,8 +92,9 @@ bool xsc__fdkind_nowait(int fd)
 	if (!atomic_load_explicit(&xsc__fdkind_on, memory_order_relaxed) ||
 	    !(w = word(fd, false)))
 		return false;
-	return (atomic_load_explicit(w, memory_order_acquire) & (0xff00u | KIND | NB)) ==
-	       (K_OTHER | NB_YES);
+	uint32_t v = atomic_load_explicit(w, memory_order_acquire) & (0xff00u | KIND | NB);
+
+	return v == (K_OTHER | NB_YES) || v == (K_STREAM | NB_YES);
 }
 
 /* Before a call that tells fd's kind: the word to compare with after it. */
@@ -95,7 +109,8 @@ uint32_t xsc__fdkind_seen(int fd)
 void xsc__fdkind_learn(int fd, uint32_t seen, bool disk)
 {
 	_Atomic uint32_t *w = word(fd, false);
-	uint32_t want = (seen & ~KIND) | (disk ? K_DISK : K_OTHER);
+	uint32_t want = (seen & ~KIND) | (disk ? K_DISK :
+					 (seen & KIND) == K_STREAM ? K_STREAM : K_OTHER);
 
 	if (w && !(seen & 0xff00u))
 		atomic_compare_exchange_strong_explicit(w, &seen, want,
@@ -115,7 +130,7 @@ void xsc__fdkind_born(int fd, bool nonblock)
 		return;
 	v = atomic_load_explicit(w, memory_order_acquire);
 	if (!(v & 0xff00u))
-		atomic_compare_exchange_strong_explicit(w, &v, (v & ~0xffu) | K_OTHER |
+		atomic_compare_exchange_strong_explicit(w, &v, (v & ~0xffu) | K_STREAM |
 							(nonblock ? NB_YES : NB_NO),
 							memory_order_release,
 							memory_order_relaxed);
