@@ -6,11 +6,16 @@
  *    cfg.sq_idle_ms without work, not before: after a call through the
  *    ring, set within 500 ms with 5 ms, still clear 100 ms later with the
  *    default (1000 ms);
+ *  - the SQPOLL rings of one process share one poller (ATTACH_WQ): two
+ *    handles, one iou-sqp thread; with the first one closed, a third
+ *    handle starts a poller of its own, and every handle still works;
  *  - the worker pool stops at cfg.max_workers and counts the times it
  *    could not grow (worker_cap_hits); the calls beyond it wait and then
  *    run, each with its own result.
  * xsc-test: timeout=60 */
+#include <dirent.h>
 #include <liburing.h>
+#include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -48,6 +53,64 @@ static void ring_work(struct xsc *x)
 	CHECK_EQ(read(q[0], &c, 1), 1);
 	close(q[0]);
 	close(q[1]);
+}
+
+/* The process's SQPOLL pollers: threads named iou-sqp-PID */
+static int pollers(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	char path[300], comm[32];
+	int n = 0;
+
+	CHECK(d != NULL);
+	while ((e = readdir(d)) != NULL) {
+		FILE *f;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "iou-sqp-", 8))
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+static void one_poller(void)
+{
+	struct xsc *a, *b, *c;
+	double t0 = now_s();
+
+	/* the pollers of the rings closed above end on their own */
+	while (pollers() && now_s() - t0 < 5)
+		usleep(1000);
+	CHECK_EQ(pollers(), 0);
+	a = open_with("sqpoll", 0, 0);
+
+	if (!a->sqpoll) {
+		printf("no SQPOLL ring here: the shared poller not checked\n");
+		CHECK_EQ(xsc_close(a), 0);
+		return;
+	}
+	b = open_with("sqpoll", 0, 0);
+	CHECK(b->sqpoll);
+	ring_work(a);
+	ring_work(b);
+	printf("two SQPOLL handles: %d poller(s)\n", pollers());
+	CHECK_EQ(pollers(), 1);
+	CHECK_EQ(xsc_close(a), 0);	/* the holder */
+	ring_work(b);
+	c = open_with("sqpoll", 0, 0);
+	CHECK(c->sqpoll);
+	ring_work(c);
+	ring_work(b);
+	printf("holder closed, a third handle: %d poller(s)\n", pollers());
+	CHECK_EQ(pollers(), 2);
+	CHECK_EQ(xsc_close(b), 0);
+	CHECK_EQ(xsc_close(c), 0);
 }
 
 static unsigned sq_flags(struct xsc *x)
@@ -98,6 +161,7 @@ int main(void)
 		CHECK_EQ(xsc_call(x, SYS_getppid), getppid());	/* woken */
 	}
 	CHECK_EQ(xsc_close(x), 0);
+	one_poller();
 
 	x = open_with("worker", 0, 0);
 	for (int i = 0; i < 4; i++) {

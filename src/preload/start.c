@@ -513,8 +513,9 @@ static int start(void)
 	tp_tid_add(mainf);
 	xsc__fiber_listed(mainf, NULL);
 	if (tp.verbose)
-		xsc__say("xsc run: %d vcpus, dispatch region %#lx-%#lx\n", xsc__rt.n,
-		    (unsigned long)tp.text_lo, (unsigned long)tp.text_hi);
+		xsc__say("xsc run: %d vcpus%s, dispatch region %#lx-%#lx\n", xsc__rt.n,
+			 xsc__rt.cpu_for_poller ? " (a CPU left to the SQPOLL poller)" : "",
+			 (unsigned long)tp.text_lo, (unsigned long)tp.text_hi);
 	/* From here main() runs as a fiber on a vcpu; this kernel thread
 	 * sleeps for good on a small stack of its own. */
 	if (xsc__ctx_make(&park, pstack, 65536, park_forever, mainf, NULL) < 0)

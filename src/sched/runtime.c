@@ -168,6 +168,7 @@ static void apply_config(const struct xsc_runtime_config *cfg)
 		xsc__rt.cfg = *cfg;
 	else
 		xsc_runtime_config_init(&xsc__rt.cfg);
+	xsc__rt.cpu_for_poller = false;
 	if (!xsc__rt.cfg.nthreads) {
 		int cpus[CPU_SETSIZE], n = allowed_cpus(cpus, CPU_SETSIZE);
 		int q = cgroup_cpus();
@@ -177,8 +178,8 @@ static void apply_config(const struct xsc_runtime_config *cfg)
 		 * With as many vcpus as CPUs, a server closing every
 		 * connection ran at 0.34-0.45x native requests/s on 2 CPUs,
 		 * 0.65x with one vcpu; keep-alive 1.06x against 1.19x. */
-		if (n > 1 && sqpoll_asked(&xsc__rt.cfg))
-			n--;
+		xsc__rt.cpu_for_poller = n > 1 && sqpoll_asked(&xsc__rt.cfg);
+		n -= xsc__rt.cpu_for_poller;
 		xsc__rt.cfg.nthreads = (unsigned)n;
 	}
 	if (!xsc__rt.cfg.stack_size)

@@ -201,6 +201,7 @@ struct xsc_rt {
 	_Atomic unsigned rr;		/* round robin for new fibers */
 	struct xsc_runtime_config cfg;
 	int main_ret;
+	bool cpu_for_poller;		/* one vcpu fewer: SQPOLL (runtime.c) */
 };
 
 extern struct xsc_rt xsc__rt;
