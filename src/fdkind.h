@@ -24,6 +24,10 @@ bool xsc__fdkind_nowait(int fd);
 bool xsc__fdkind_stream(int fd);
 void xsc__fdkind_born(int fd, bool nonblock);
 void xsc__fdkind_setnb(int fd, uint32_t seen, int nb);
+/* O_NONBLOCK of fd's open file description, known exactly: 1, 0, or -1 */
+int xsc__fdkind_nb(int fd);
+void xsc__fdkind_share(int fd);
+void xsc__fdkind_share_all(void);
 uint64_t xsc__fdkind_closing(int first, int last, bool begin, uint64_t marked);
 
 #pragma GCC visibility pop

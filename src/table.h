@@ -159,7 +159,14 @@ enum xsc_fdkind {
 				   argument at .nonblock has O_NONBLOCK's bit
 				   (SOCK_NONBLOCK, EFD_NONBLOCK, ...) */
 	XSC_FDKIND_SETFL,	/* may set or clear O_NONBLOCK of descriptor
-				   arg 0: fcntl F_SETFL, ioctl FIONBIO */
+				   arg 0: fcntl F_SETFL, ioctl FIONBIO (and
+				   fcntl F_DUPFD shares it, as dup does) */
+	XSC_FDKIND_SHARE,	/* may give an open file description to
+				   another descriptor or process, whose
+				   changes of O_NONBLOCK are not seen: dup
+				   (arg 0), fork (all), sendmsg and sendmmsg
+				   with control data (all); the OFF rows
+				   clone and clone3 too, for a process */
 };
 /* .turn: a call that may wait for another party on its descriptor (arg
  * 0) takes the descriptor's turn (sched/fdq.c).  Each such call honours

@@ -371,9 +371,12 @@ static int fd_disk(struct xsc *x, int fd)
 
 int xsc__fd_nonblocking(struct xsc *x, int fd)
 {
-	long fl = xsc__sys3(SYS_fcntl, fd, F_GETFL, 0);
+	/* known exactly in transparent mode (fdkind.c) for descriptors
+	 * the program made and shared with nothing since */
+	int nb = xsc__fdkind_nb(fd);
+	long fl = nb >= 0 ? (nb ? O_NONBLOCK : 0) : xsc__sys3(SYS_fcntl, fd, F_GETFL, 0);
 
-	x->st.crossings++;
+	x->st.crossings += nb < 0;
 	if (fl < 0)
 		return (int)fl;
 	if (!(fl & O_NONBLOCK))

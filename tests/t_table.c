@@ -93,7 +93,7 @@ static int check_the_check(void)
 		if (d->sigpipe.msg)
 			MUST_FLAG(".sigpipe.msg without .sigpipe.fd", m.sigpipe.fd = 0);
 		MUST_FLAG(".intr out of range", m.intr = XSC_INTR_RESTART + 1);
-		MUST_FLAG(".fdkind out of range", m.fdkind = XSC_FDKIND_SETFL + 1);
+		MUST_FLAG(".fdkind out of range", m.fdkind = XSC_FDKIND_SHARE + 1);
 		if (d->nonblock)
 			MUST_FLAG(".nonblock in a row that makes no descriptor",
 				  m.fdkind = XSC_FDKIND_NONE);

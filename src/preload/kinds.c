@@ -10,6 +10,11 @@
  *   - a socket, an accept, a pipe, an eventfd, a timerfd or an inotify
  *     made by the program is no file, and non-blocking as its flags say;
  *     fcntl(F_SETFL) and ioctl(FIONBIO) that succeed set or clear it;
+ *   - a dup (dup, dup2, dup3, fcntl F_DUPFD) shares its descriptor's open
+ *     file description with another, a fork every one with the child,
+ *     a sendmsg with control data (SCM_RIGHTS) maybe with another
+ *     process: from before the call on, O_NONBLOCK of those is not known
+ *     exactly (xsc__fdkind_nb), since it may change through the other;
  *   - an io_uring of the program's own (its closes go by it), a
  *     descriptor table shared with another process or unshared by one
  *     thread turn the kinds off for good.
@@ -19,7 +24,26 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+
+/* The control data a sendmsg or sendmmsg carries (descriptors, with
+ * SCM_RIGHTS): true when any, or when it cannot be read (the call then
+ * fails, or sends what it sends). */
+static bool sends_control(long nr, const long *a)
+{
+	struct mmsghdr m;
+	unsigned n = nr == SYS_sendmsg ? 1 : (unsigned)a[2];
+
+	for (unsigned i = 0; i < n && i < 1024; i++) {
+		long p = a[1] + (long)(i * sizeof(m));
+		if (tp_copy_in(&m.msg_hdr, (const void *)p, sizeof(m.msg_hdr)) < 0)
+			return true;
+		if (m.msg_hdr.msg_control && m.msg_hdr.msg_controllen)
+			return true;
+	}
+	return false;
+}
 
 static void off(void)
 {
@@ -96,15 +120,24 @@ static void close_kind(struct tp_kcall *k, long nr, const long *a)
 	} else if (nr == SYS_close) {
 		closes(k, a[0], a[0]);
 	} else if (a[0] != a[1]) {
+		if (a[0] >= 0 && a[0] <= INT_MAX)
+			xsc__fdkind_share((int)a[0]);	/* a dup2 or dup3 */
 		closes(k, a[1], a[1]);
 	}
 }
 
-/* fcntl(fd, F_SETFL, flags), ioctl(fd, FIONBIO, &on) */
+/* fcntl(fd, F_SETFL, flags), ioctl(fd, FIONBIO, &on); fcntl(fd,
+ * F_DUPFD[_CLOEXEC], min) shares fd's description, as dup does */
 static void setfl_kind(struct tp_kcall *k, long nr, const long *a)
 {
-	if (a[0] < 0 || a[0] > INT_MAX ||
-	    (nr == SYS_fcntl ? (int)a[1] != F_SETFL : (unsigned)a[1] != FIONBIO))
+	if (a[0] < 0 || a[0] > INT_MAX)
+		return;
+	if (nr == SYS_fcntl && ((int)a[1] == F_DUPFD || (int)a[1] == F_DUPFD_CLOEXEC)) {
+		xsc__fdkind_share((int)a[0]);
+		k->what = TP_KC_DUP;
+		return;
+	}
+	if (nr == SYS_fcntl ? (int)a[1] != F_SETFL : (unsigned)a[1] != FIONBIO)
 		return;
 	k->what = TP_KC_SETFL;
 	k->first = (int)a[0];
@@ -133,6 +166,15 @@ void tp_kinds_before(long nr, const long *a, struct tp_kcall *k)
 	case XSC_FDKIND_SETFL:
 		setfl_kind(k, nr, a);
 		break;
+	case XSC_FDKIND_SHARE:
+		if (nr == SYS_dup) {
+			if (a[0] >= 0 && a[0] <= INT_MAX)
+				xsc__fdkind_share((int)a[0]);
+			k->what = TP_KC_DUP;
+		} else if (nr == SYS_fork || sends_control(nr, a)) {
+			xsc__fdkind_share_all();
+		}
+		break;
 	case XSC_FDKIND_OFF:
 		if (nr == SYS_io_uring_setup || (nr == SYS_unshare && (a[0] & CLONE_FILES)))
 			off();
@@ -144,6 +186,8 @@ void tp_kinds_before(long nr, const long *a, struct tp_kcall *k)
 			break;	/* the kernel refuses it */
 		if ((flags & CLONE_FILES) && !(flags & CLONE_VM))
 			off();
+		else if (!(flags & CLONE_FILES))
+			xsc__fdkind_share_all();	/* a process: glibc's fork */
 		break;
 	default:
 		break;
@@ -198,6 +242,12 @@ void tp_kinds_after(long nr, const long *a, const struct tp_kcall *k, long r)
 		break;
 	case TP_KC_CLOSE:
 		xsc__fdkind_closing(k->first, k->last, false, k->marked);
+		if ((nr == SYS_dup2 || nr == SYS_dup3) && r >= 0 && r <= INT_MAX)
+			xsc__fdkind_share((int)r);	/* the copy */
+		break;
+	case TP_KC_DUP:
+		if (r >= 0 && r <= INT_MAX)
+			xsc__fdkind_share((int)r);
 		break;
 	case TP_KC_NEW:
 		if (r >= 0)

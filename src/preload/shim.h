@@ -185,7 +185,7 @@ long tp_check_emulators(void);
 int tp_copy_in(void *dst, const void *usrc, size_t len);
 
 /* kinds.c: descriptor kinds from the program's own calls (sched/fdkind.c) */
-enum { TP_KC_NONE, TP_KC_STAT, TP_KC_CLOSE, TP_KC_NEW, TP_KC_SETFL };
+enum { TP_KC_NONE, TP_KC_STAT, TP_KC_CLOSE, TP_KC_NEW, TP_KC_SETFL, TP_KC_DUP };
 struct tp_kcall {
 	int what, first, last;
 	uint32_t seen;

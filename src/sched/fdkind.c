@@ -21,7 +21,12 @@
  * where posting it gains nothing (syscalls.c).  Another process sharing
  * the open file description (after a fork) may change the flag unseen:
  * then a call thought unable to wait may wait in the caller, as it does
- * natively; its result is the kernel's either way.
+ * natively; its result is the kernel's either way.  Where the flag must
+ * be exact (does a read that found nothing wait? xsc__fdkind_nb, asked
+ * instead of an fcntl), a description another descriptor or process may
+ * hold is marked SHARED and asked of the kernel: a dup, dup2, dup3 or
+ * F_DUPFD of it, a fork, a sendmsg with control data (SCM_RIGHTS).  Not
+ * seen: another process taking a descriptor with pidfd_getfd.
  *
  * Exact, not a guess: every close of the program's passes the shim,
  * which marks the descriptor closing before the call and closed after it
@@ -39,7 +44,8 @@
 
 _Atomic bool xsc__fdkind_on;
 
-/* gen (bits 16-31) | closes in flight (8-15) | O_NONBLOCK (4-5) | kind (0-3) */
+/* gen (bits 16-31) | closes in flight (8-15) | SHARED (6) | O_NONBLOCK
+ * (4-5) | kind (0-3) */
 /* K_STREAM: made by a call that makes descriptors without a file
  * position (a socket, a pipe, an eventfd, a timerfd, an inotify) */
 enum { K_UNKNOWN, K_DISK, K_OTHER, K_STREAM };
@@ -47,6 +53,10 @@ enum { K_UNKNOWN, K_DISK, K_OTHER, K_STREAM };
 #define NB_YES 0x10u
 #define NB_NO 0x20u
 #define NB (NB_YES | NB_NO)
+/* the open file description may be another descriptor's too (a dup, a
+ * process made since, a descriptor sent over a socket): a change of its
+ * O_NONBLOCK through the other one is not seen here */
+#define SHARED 0x40u
 #define CLOSING 0x100u
 #define GEN 0x10000u
 
@@ -57,44 +67,80 @@ static _Atomic uint32_t *word(int fd, bool make)
 	return xsc__fdtab_at(&kinds, fd, make);
 }
 
-/* 1: a regular file or a block device; 0: neither; -1: not known. */
-int xsc__fdkind_get(int fd)
+/* fd's word, or CLOSING (nothing known) when the kinds are off or fd
+ * has none */
+static uint32_t load(int fd)
 {
 	_Atomic uint32_t *w;
-	uint32_t v;
 
 	if (!atomic_load_explicit(&xsc__fdkind_on, memory_order_relaxed) ||
 	    !(w = word(fd, false)))
-		return -1;
-	v = atomic_load_explicit(w, memory_order_acquire);
+		return CLOSING;
+	return atomic_load_explicit(w, memory_order_acquire);
+}
+
+/* 1: a regular file or a block device; 0: neither; -1: not known (or a
+ * close in flight). */
+int xsc__fdkind_get(int fd)
+{
+	uint32_t v = load(fd);
+
 	if (v & 0xff00u)
-		return -1;	/* a close in flight */
+		return -1;
 	return (v & KIND) == K_DISK ? 1 : (v & KIND) != K_UNKNOWN ? 0 : -1;
 }
 
 /* True: fd has no file position to keep (K_STREAM). */
 bool xsc__fdkind_stream(int fd)
 {
-	_Atomic uint32_t *w;
-
-	if (!atomic_load_explicit(&xsc__fdkind_on, memory_order_relaxed) ||
-	    !(w = word(fd, false)))
-		return false;
-	return (atomic_load_explicit(w, memory_order_acquire) & (0xff00u | KIND)) == K_STREAM;
+	return (load(fd) & (0xff00u | KIND)) == K_STREAM;
 }
 
 /* True: fd is neither a regular file nor a block device, and
  * non-blocking: a call that honours O_NONBLOCK cannot wait on it. */
 bool xsc__fdkind_nowait(int fd)
 {
-	_Atomic uint32_t *w;
-
-	if (!atomic_load_explicit(&xsc__fdkind_on, memory_order_relaxed) ||
-	    !(w = word(fd, false)))
-		return false;
-	uint32_t v = atomic_load_explicit(w, memory_order_acquire) & (0xff00u | KIND | NB);
+	uint32_t v = load(fd) & (0xff00u | KIND | NB);
 
 	return v == (K_OTHER | NB_YES) || v == (K_STREAM | NB_YES);
+}
+
+/* Whether fd's open file description has O_NONBLOCK (1) or not (0),
+ * exactly: known from the call that made it or the last change through
+ * it, and shared with no other descriptor or process since; else -1. */
+int xsc__fdkind_nb(int fd)
+{
+	uint32_t v = load(fd);
+
+	if (v & (0xff00u | SHARED))
+		return -1;
+	return (v & NB) == NB_YES ? 1 : (v & NB) == NB_NO ? 0 : -1;
+}
+
+static void share(_Atomic uint32_t *w)
+{
+	atomic_fetch_or_explicit(w, SHARED, memory_order_acq_rel);
+}
+
+/* fd's open file description is now another's too (a dup of it) */
+void xsc__fdkind_share(int fd)
+{
+	_Atomic uint32_t *w = fd >= 0 ? word(fd, false) : NULL;
+
+	if (w)
+		share(w);
+}
+
+/* ... every descriptor's (a new process, descriptors sent to another) */
+void xsc__fdkind_share_all(void)
+{
+	for (unsigned c = 0; c < XSC_FDTAB_MAX / kinds.per; c++) {
+		_Atomic uint32_t *p = xsc__fdtab_chunk(&kinds, c, false);
+
+		for (unsigned i = 0; p && i < kinds.per; i++)
+			if (atomic_load_explicit(&p[i], memory_order_relaxed) & NB)
+				share(&p[i]);
+	}
 }
 
 /* Before a call that tells fd's kind: the word to compare with after it. */

@@ -115,6 +115,7 @@
 	},
 	[SYS_sendmsg] = {
 		.args = "fd,msg_in,flags",
+		.fdkind = XSC_FDKIND_SHARE,
 		.intr = XSC_INTR_RESTART,
 		.turn = { XSC_TURN_WRITE, 3 },
 		.sigpipe = { .fd = 1, .msg = 3, .uring_nosignal = true },

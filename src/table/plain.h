@@ -135,6 +135,7 @@
 	},
 	[SYS_dup] = {
 		.args = "fd",
+		.fdkind = XSC_FDKIND_SHARE,
 		.newfd = XSC_NEWFD_DUP,
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_ANY_THREAD,
@@ -532,6 +533,7 @@
 	},
 	[SYS_sendmmsg] = {
 		.args = "fd,msgvec,n,flags",
+		.fdkind = XSC_FDKIND_SHARE,
 		.sigpipe = { .fd = 1, .msg = 4, .uring_nosignal = true },
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,

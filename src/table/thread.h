@@ -262,6 +262,7 @@
 	},
 	[SYS_fork] = {
 		.args = "",
+		.fdkind = XSC_FDKIND_SHARE,
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_THREAD_PROCESS,
 		.shim = XSC_SHIM_EMULATE,
