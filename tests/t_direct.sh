@@ -63,7 +63,7 @@ printf '%s\n' "null_syscall_ns 2000" "posted_batch1_ns 1250" "posted_batch32_ns 
 for b in ${XSC_TP_BACKENDS:-uring sqpoll}; do
 	[ "$b" = worker ] && continue	# no ring: posting costs a thread switch, it always is
 	export XSC_BACKEND=$b
-	run "$b" taskset -c 0,1 || continue
+	run "$b" env XSC_THREADS=2 taskset -c 0,1 || continue
 	a=$(way "$tmp/$b.err" alone) s=$(way "$tmp/$b.err" sole) p=$(way "$tmp/$b.err" posted)
 	[ "$a" -ge 20000 ] || bad "$b, two vcpus: $a calls made alone (want >= 20000)"
 	[ "$s" -ge 2000 ] || bad "$b, two vcpus: $s waits by the only thread of a vcpu (want >= 2000)"
@@ -71,7 +71,7 @@ for b in ${XSC_TP_BACKENDS:-uring sqpoll}; do
 	run "$b-one" taskset -c 0 || continue
 	n=$(way "$tmp/$b-one.err" batched)
 	[ "$n" -ge 2000 ] || bad "$b, one vcpu and a yielding thread: $n batched (want >= 2000)"
-	run "$b-dear" env XSC_HOST_PROFILE="$tmp/dear" taskset -c 0,1 || continue
+	run "$b-dear" env XSC_HOST_PROFILE="$tmp/dear" XSC_THREADS=2 taskset -c 0,1 || continue
 	n=$(way "$tmp/$b-dear.err" alone)
 	[ "$n" -eq 0 ] || bad "$b, a system call dearer than a lone posted call: $n made alone (want 0)"
 	grep -q "nothing is posted (off): a system call costs 2000 ns here" "$tmp/$b-dear.err" ||
