@@ -365,6 +365,8 @@ static int check_policies(FILE *f, long nr, const struct xsc_sysdef *d, const ch
 		BAD("a wait's timeout (.probe) in a call that never blocks");
 	if (d->creds && d->thread != XSC_THREAD_CREDS)
 		BAD("a credential change (.creds) not bound to the calling thread's credentials");
+	if (d->in_handler && d->shim != XSC_SHIM_EMULATE)
+		BAD("answered by the shim in a handler (.in_handler) but not emulated (.shim)");
 	if (d->sandbox && d->thread != XSC_THREAD_SANDBOX)
 		BAD("a sandbox (.sandbox) not bound to the calling thread's sandbox");
 	if ((d->intr || d->turn.dir) && d->block != XSC_MAY_BLOCK)

@@ -199,6 +199,11 @@ struct xsc_sysdef {
 	uint8_t block;		/* enum xsc_block */
 	uint8_t thread;		/* enum xsc_thread */
 	uint8_t shim;		/* enum xsc_shim */
+	/* made in a signal handler, answered by the shim (preload.c's
+	 * in_handler[]) and not made directly: emulated rows whose answer a
+	 * handler needs too (its thread's tid, a kill, a futex wake, a
+	 * sigaction, the thread's exit) */
+	bool in_handler;
 	/* A candidate to run in the caller though it has an io_uring form,
 	 * which io_uring runs in its worker threads: AUTO routes it inline
 	 * where the host profile says a system call costs less than such a

@@ -93,6 +93,9 @@ static int check_the_check(void)
 		if (d->sigpipe.msg)
 			MUST_FLAG(".sigpipe.msg without .sigpipe.fd", m.sigpipe.fd = 0);
 		MUST_FLAG(".intr out of range", m.intr = XSC_INTR_RESTART + 1);
+		if (d->shim != XSC_SHIM_EMULATE)
+			MUST_FLAG(".in_handler in a row the shim does not emulate",
+				  m.in_handler = true);
 		MUST_FLAG(".fdkind out of range", m.fdkind = XSC_FDKIND_SHARE + 1);
 		if (d->nonblock)
 			MUST_FLAG(".nonblock in a row that makes no descriptor",

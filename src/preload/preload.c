@@ -334,18 +334,6 @@ bool xsc__tp_needs_frame(long nr)
 	       nr == SYS_vfork || nr == SYS_rt_sigprocmask;
 }
 
-/* The table's XSC_SHIM_EMULATE rows and the emulators are the same set:
- * a row marked so without an emulator would make its call directly, one
- * with an emulator the row does not mark would never reach it.  Returns
- * the first number where they differ, or -1. */
-long tp_check_emulators(void)
-{
-	for (long nr = 0; nr < XSC_NR_MAX; nr++)
-		if ((xsc__sys[nr].shim == XSC_SHIM_EMULATE) != (emulators[nr] != NULL))
-			return nr;
-	return -1;
-}
-
 static long dispatch_call(long nr, const long *a, ucontext_t *uc);
 
 /* SIGPIPE: whichever kernel thread ran a write that met a closed pipe or
@@ -432,6 +420,76 @@ static bool futex_wakes(long op)
 	}
 }
 
+/* ---- what a signal handler's calls need: the rows' .in_handler ---- */
+typedef long (*handler_emulator)(struct xsc_vcpu *v, long nr, const long *a);
+
+static long in_sigaction(struct xsc_vcpu *v, long nr, const long *a)
+{
+	(void)v; (void)nr;
+	return tp_sigaction(a, true);
+}
+
+static long in_gettid(struct xsc_vcpu *v, long nr, const long *a)
+{
+	(void)nr; (void)a;
+	return v->cur ? v->cur->vtid : RAW;
+}
+
+static long in_kill(struct xsc_vcpu *v, long nr, const long *a)
+{
+	return v->cur ? tp_kill(nr, a) : RAW;
+}
+
+/* A wake (sem_post, async-signal-safe) must reach waiting fibers, whose
+ * waits are the runtime's, not the kernel's (handlers never run while
+ * this kernel thread holds a lock of the runtime: signals/handlers.c).
+ * Waits stay direct: a wake that finds no fiber also wakes the kernel's
+ * waiters (tp_futex). */
+static long in_futex(struct xsc_vcpu *v, long nr, const long *a)
+{
+	(void)v; (void)nr;
+	return futex_wakes(a[1]) ? tp_futex(a) : RAW;
+}
+
+/* pthread_exit in a handler: the thread ends (glibc unwinds into
+ * start_thread by its own jump, which handler_jump does not see), its
+ * handlers with it; made directly, the exit ended the vcpu's kernel
+ * thread and every fiber on it. */
+static long in_exit(struct xsc_vcpu *v, long nr, const long *a)
+{
+	(void)nr;
+	if (v->cur && !TP(v)->setxid) {
+		TP(v)->in_handler = 0;
+		TP(v)->sigmask = ~0ULL;	/* the handler's mask: the next fiber
+					   sets its own */
+		tp_thread_exit((int)a[0]);
+	}
+	return RAW;
+}
+
+static const handler_emulator in_handler[XSC_NR_MAX] = {
+	[SYS_rt_sigaction] = in_sigaction,
+	[SYS_gettid] = in_gettid,
+	[SYS_tgkill] = in_kill,
+	[SYS_tkill] = in_kill,
+	[SYS_futex] = in_futex,
+	[SYS_exit] = in_exit,
+};
+
+/* The table's XSC_SHIM_EMULATE rows and the emulators are the same set,
+ * and its .in_handler rows and in_handler[]: a row marked so without an
+ * emulator would make its call directly, one with an emulator the row
+ * does not mark would never reach it.  Returns the first number where
+ * they differ, or -1. */
+long tp_check_emulators(void)
+{
+	for (long nr = 0; nr < XSC_NR_MAX; nr++)
+		if ((xsc__sys[nr].shim == XSC_SHIM_EMULATE) != (emulators[nr] != NULL) ||
+		    xsc__sys[nr].in_handler != (in_handler[nr] != NULL))
+			return nr;
+	return -1;
+}
+
 static long handler_call(struct xsc_vcpu *v, long nr, const long *a);
 
 /* A call made in a signal handler (see tp_sig_tramp). */
@@ -460,42 +518,10 @@ static long handler_call(struct xsc_vcpu *v, long nr, const long *a)
 		}
 		return TP(v->cur)->setxid_ret;
 	}
-	switch (nr) {	/* the emulations a handler's calls need */
-	case SYS_rt_sigaction:
-		return tp_sigaction(a, true);
-	case SYS_gettid:
-		if (v->cur)
-			return v->cur->vtid;
-		break;
-	case SYS_tgkill:
-	case SYS_tkill:
-		if (v->cur)
-			return tp_kill(nr, a);
-		break;
-	case SYS_futex:
-		/* a wake (sem_post, async-signal-safe) must reach waiting
-		 * fibers, whose waits are the runtime's, not the kernel's
-		 * (handlers never run while this kernel thread holds a lock
-		 * of the runtime: signals/handlers.c).  Waits stay direct:
-		 * a wake that finds no fiber also wakes the kernel's
-		 * waiters (tp_futex) */
-		if (futex_wakes(a[1]))
-			return tp_futex(a);
-		break;
-	case SYS_exit:
-		/* pthread_exit in a handler: the thread ends (glibc unwinds
-		 * into start_thread by its own jump, which handler_jump does
-		 * not see), its handlers with it; made directly, the exit
-		 * ended the vcpu's kernel thread and every fiber on it */
-		if (v->cur && !TP(v)->setxid) {
-			TP(v)->in_handler = 0;
-			TP(v)->sigmask = ~0ULL;	/* the handler's mask: the next
-						   fiber sets its own */
-			tp_thread_exit((int)a[0]);
-		}
-		break;
-	default:
-		break;
+	if (nr >= 0 && nr < XSC_NR_MAX && in_handler[nr]) {
+		long r = in_handler[nr](v, nr, a);
+		if (r != RAW)
+			return r;
 	}
 	return xsc__sys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

@@ -344,7 +344,8 @@ static int can_start(void)
 	if ((nr = tp_check_emulators()) >= 0) {
 		/* a defect of this build, not of the program: stop loudly */
 		xsc__say("xsc run: the syscall table and the shim disagree on %s "
-			 "(.shim = XSC_SHIM_EMULATE and preload.c's emulators[])\n",
+			 "(.shim = XSC_SHIM_EMULATE or .in_handler, and preload.c's "
+			 "emulators[] or in_handler[])\n",
 			 xsc_syscall_name(nr));
 		abort();
 	}

@@ -237,6 +237,7 @@
 		.thread = XSC_ANY_THREAD,
 		.bound = futex_bound,
 		.shim = XSC_SHIM_EMULATE,
+		.in_handler = true,
 		.shim_args = shim_futex,
 		.uring = {
 			.op = { XSC_OP_FUTEX_WAIT, XSC_OP_FUTEX_WAKE },

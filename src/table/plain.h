@@ -226,6 +226,7 @@
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_EMULATE,
+		.in_handler = true,
 	},
 	[SYS_prlimit64] = {
 		.args = "pid,res,in,out",
@@ -589,10 +590,12 @@
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_EMULATE,
+		.in_handler = true,
 	},
 	[SYS_tkill] = {
 		.args = "tid,sig",
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_EMULATE,
+		.in_handler = true,
 	},

@@ -11,6 +11,7 @@
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_THREAD_IDENTITY,
 		.shim = XSC_SHIM_EMULATE,
+		.in_handler = true,
 	},
 	[SYS_set_tid_address] = {
 		.args = "tidp",
@@ -71,6 +72,7 @@
 		.block = XSC_NEVER_BLOCKS,
 		.thread = XSC_THREAD_PROCESS,
 		.shim = XSC_SHIM_EMULATE,
+		.in_handler = true,
 	},
 	[SYS_exit_group] = {
 		.args = "status",
