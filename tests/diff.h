@@ -591,18 +591,28 @@ static void diff_finish(const long *us, size_t nus, const long *other, size_t no
 
 	for (size_t i = 0; i < nus + nother; i++) {
 		long nr = i < nus ? us[i] : other[i - nus];
-		/* a row that is not run on SQPOLL rings (.uring.no_sqpoll)
-		 * takes its fallback there */
-		int has = i < nus && has_ops(nr) &&
-			  !(ring == XSC_BACKEND_SQPOLL && xsc__sysdef(nr)->uring.no_sqpoll);
+		/* a row whose call the SQPOLL poller does not make
+		 * (.uring.no_sqpoll) routes to the ring, a NOP there, and
+		 * runs on its fallback */
+		int nopoll = i < nus && has_ops(nr) && ring == XSC_BACKEND_SQPOLL &&
+			     xsc__sysdef(nr)->uring.no_sqpoll;
+		int has = i < nus && has_ops(nr) && !nopoll;
 		int r = xsc_route(X, nr, &why), want = -1, ok;
 		unsigned long *u = used[nr];
 
 		switch (backend_req) {
 		case XSC_BACKEND_URING:
 		case XSC_BACKEND_SQPOLL:
-			ok = has ? r == ring : (r == XSC_BACKEND_WORKER || r == XSC_BACKEND_INLINE);
-			want = has ? ring : -1;
+			ok = has || nopoll ? r == ring :
+			     (r == XSC_BACKEND_WORKER || r == XSC_BACKEND_INLINE);
+			want = has || nopoll ? ring : -1;
+			if (nopoll && (u[1] || u[2] || !(u[3] || u[4]))) {
+				fprintf(stderr, "EXECUTOR [%s] %s: not made on its fallback "
+					"after the ring's NOP (uring %lu sqpoll %lu worker %lu "
+					"inline %lu)\n", test_backend(), xsc_syscall_name(nr),
+					u[1], u[2], u[3], u[4]);
+				bad++;
+			}
 			/* the basic cases must really run on the ring */
 			if (has && !u[ring]) {
 				fprintf(stderr, "EXECUTOR [%s] %s: no call completed on the "
