@@ -52,28 +52,23 @@ static void check_regs(const uint64_t *in, const uint64_t *out)
 		CHECK_EQ(out[i], in[i]);
 }
 
-static uint32_t get_mxcsr(void)
+/* The SSE and x87 control words (MXCSR, FPU control word) */
+struct ctl {
+	uint32_t mx;
+	uint16_t cw;
+};
+
+static struct ctl get_ctl(void)
 {
-	uint32_t v;
-	__asm__ volatile("stmxcsr %0" : "=m"(v));
-	return v;
+	struct ctl c;
+
+	__asm__ volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(c.mx), "=m"(c.cw));
+	return c;
 }
 
-static void set_mxcsr(uint32_t v)
+static void set_ctl(struct ctl c)
 {
-	__asm__ volatile("ldmxcsr %0" : : "m"(v));
-}
-
-static uint16_t get_fpucw(void)
-{
-	uint16_t v;
-	__asm__ volatile("fnstcw %0" : "=m"(v));
-	return v;
-}
-
-static void set_fpucw(uint16_t v)
-{
-	__asm__ volatile("fldcw %0" : : "m"(v));
+	__asm__ volatile("ldmxcsr %0\n\tfldcw %1" : : "m"(c.mx), "m"(c.cw));
 }
 
 #define SWITCHES 10000
@@ -112,16 +107,18 @@ static void fp_fiber(void *arg)
 	CHECK_EQ(fegetround(), inherited);
 	up = third();
 	fesetround(FE_TOWARDZERO);
-	set_mxcsr(get_mxcsr() | MX_FTZ);
-	set_fpucw((get_fpucw() & ~CW_PC_MASK) | 0x0000);	/* single */
+	struct ctl c = get_ctl();
+	c.mx |= MX_FTZ;
+	c.cw &= (uint16_t)~CW_PC_MASK;	/* single */
+	set_ctl(c);
 	zero = third();
 	if (inherited == FE_UPWARD)
 		CHECK(up > zero);
 	for (int i = 0; i < SWITCHES; i++) {
 		xsc__ctx_switch(&f_ctx, &m_ctx);
 		CHECK_EQ(fegetround(), FE_TOWARDZERO);
-		CHECK_EQ(get_mxcsr() & (MX_RC_MASK | MX_FTZ), MX_RC_MASK | MX_FTZ);
-		CHECK_EQ(get_fpucw() & (CW_RC_MASK | CW_PC_MASK), CW_RC_MASK);
+		CHECK_EQ(get_ctl().mx & (MX_RC_MASK | MX_FTZ), MX_RC_MASK | MX_FTZ);
+		CHECK_EQ(get_ctl().cw & (CW_RC_MASK | CW_PC_MASK), CW_RC_MASK);
 		CHECK(third() == zero);
 	}
 }
@@ -157,14 +154,14 @@ int main(void)
 	xsc__ctx_switch(&m_ctx, &f_ctx);	/* let it finish */
 
 	fesetround(FE_UPWARD);
-	cw = get_fpucw();
+	cw = get_ctl().cw;
 	up = third();
 	run(st, fp_fiber, &mode);
 	for (int i = 0; i <= SWITCHES; i++) {
 		xsc__ctx_switch(&m_ctx, &f_ctx);
 		CHECK_EQ(fegetround(), FE_UPWARD);
-		CHECK_EQ(get_mxcsr() & (MX_RC_MASK | MX_FTZ), 0x4000);
-		CHECK_EQ(get_fpucw(), cw);
+		CHECK_EQ(get_ctl().mx & (MX_RC_MASK | MX_FTZ), 0x4000);
+		CHECK_EQ(get_ctl().cw, cw);
 		CHECK(third() == up);
 	}
 	/* Inheritance again, from another mode. */

@@ -98,6 +98,31 @@ static void c_socket(void)
 	keep("unixdg", fd);
 }
 
+/* What bind and connect both check of their descriptor and address,
+ * each in the kernel's order: its length, the address's memory, the
+ * descriptor (s: a socket of the right kind, f: no socket). */
+static void addr_cases(const char *name, long nr, int s, int f,
+		       const struct sockaddr_in *a)
+{
+	static const struct { const char *what; int bad_fd, bad_addr; long len; } c[] = {
+		{ "addrlen 1", 0, 0, 1 },
+		{ "addrlen 200", 0, 0, 200 },
+		{ "EFAULT", 0, 1, sizeof(*a) },
+		{ "EBADF", 9999, 0, sizeof(*a) },
+		{ "EBADF and EFAULT", -1, 1, sizeof(*a) },
+		{ "EBADF and bad len", -1, 0, 1000 },
+	};
+	char label[64];
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		snprintf(label, sizeof(label), "%s %s", name, c[i].what);
+		R(label, nr, c[i].bad_fd ? c[i].bad_fd : s,
+		  c[i].bad_addr ? (const void *)8 : (const void *)a, c[i].len);
+	}
+	snprintf(label, sizeof(label), "%s ENOTSOCK", name);
+	R(label, nr, f, a, sizeof(*a));
+}
+
 static void c_bind_listen(void)
 {
 	struct sockaddr_in a = lo(0), used;
@@ -112,14 +137,8 @@ static void c_bind_listen(void)
 	R("bind again", SYS_bind, s, &a, sizeof(a));
 	used = lo(port_of(l));
 	R("bind EADDRINUSE", SYS_bind, s2, &used, sizeof(used));
-	R("bind addrlen 1", SYS_bind, s2, &a, 1);
-	R("bind addrlen 200", SYS_bind, s2, &a, 200);
+	addr_cases("bind", SYS_bind, s2, f, &a);
 	R("bind addrlen -1", SYS_bind, s2, &a, -1);
-	R("bind EFAULT", SYS_bind, s2, 8, sizeof(a));
-	R("bind EBADF", SYS_bind, 9999, &a, sizeof(a));
-	R("bind EBADF and EFAULT", SYS_bind, -1, 8, sizeof(a));
-	R("bind EBADF and bad len", SYS_bind, -1, &a, 1000);
-	R("bind ENOTSOCK", SYS_bind, f, &a, sizeof(a));
 	R("bind wrong family", SYS_bind, s2, &u, sizeof(u));
 	strcpy(u.sun_path, "sock");
 	R("bind UNIX path", SYS_bind, us, &u, sizeof(u));
@@ -157,13 +176,7 @@ static void c_connect(void)
 	R("connect", SYS_connect, c, &a, sizeof(a));
 	R("connect again (EISCONN)", SYS_connect, c, &a, sizeof(a));
 	R("connect ECONNREFUSED", SYS_connect, c2, &dead, sizeof(dead));
-	R("connect addrlen 1", SYS_connect, c2, &a, 1);
-	R("connect addrlen 200", SYS_connect, c2, &a, 200);
-	R("connect EFAULT", SYS_connect, c2, 8, sizeof(a));
-	R("connect EBADF", SYS_connect, 9999, &a, sizeof(a));
-	R("connect EBADF and EFAULT", SYS_connect, -1, 8, sizeof(a));
-	R("connect EBADF and bad len", SYS_connect, -1, &a, 1000);
-	R("connect ENOTSOCK", SYS_connect, f, &a, sizeof(a));
+	addr_cases("connect", SYS_connect, c2, f, &a);
 	R("connect O_NONBLOCK (EINPROGRESS)", SYS_connect, nb, &a, sizeof(a));
 	R("connect UDP", SYS_connect, ud, &a, sizeof(a));
 	strcpy(u.sun_path, "nope");

@@ -82,6 +82,20 @@ static void on_usr2(int sig)
 	mprotect(hidden, 4096, PROT_NONE);
 }
 
+/* rt_sigprocmask and rt_sigaction (first: the how, or the signal): the
+ * new value unreadable, the old one unwritable, a size other than 8 */
+static void sig_ptrs(const char *call, const char *newv, long nr, long first)
+{
+	char what[80];
+
+	snprintf(what, sizeof(what), "%s: %s unreadable", call, newv);
+	expect(what, syscall(nr, first, bad, NULL, 8), -EFAULT);
+	snprintf(what, sizeof(what), "%s: old unwritable", call);
+	expect(what, syscall(nr, first, NULL, bad, 8), -EFAULT);
+	snprintf(what, sizeof(what), "%s: size 7", call);
+	expect(what, syscall(nr, first, NULL, NULL, 7), -EINVAL);
+}
+
 static void *calls(void *arg)
 {
 	uint64_t set = 1ULL << (SIGUSR1 - 1), buf[64];
@@ -94,12 +108,7 @@ static void *calls(void *arg)
 
 	(void)arg;
 	/* rt_sigprocmask */
-	expect("rt_sigprocmask: set unreadable", syscall(SYS_rt_sigprocmask,
-	       SIG_BLOCK, bad, NULL, 8), -EFAULT);
-	expect("rt_sigprocmask: old unwritable", syscall(SYS_rt_sigprocmask,
-	       SIG_BLOCK, NULL, bad, 8), -EFAULT);
-	expect("rt_sigprocmask: size 7", syscall(SYS_rt_sigprocmask,
-	       SIG_BLOCK, NULL, NULL, 7), -EINVAL);
+	sig_ptrs("rt_sigprocmask", "set", SYS_rt_sigprocmask, SIG_BLOCK);
 	expect("rt_sigprocmask: how 99", syscall(SYS_rt_sigprocmask,
 	       99, &set, NULL, 8), -EINVAL);
 	expect("rt_sigprocmask: how 99, no set", syscall(SYS_rt_sigprocmask,
@@ -120,12 +129,7 @@ static void *calls(void *arg)
 	expect("  ... and SIGUSR1 is not blocked", blocked(SIGUSR1), 0);
 
 	/* rt_sigaction */
-	expect("rt_sigaction: act unreadable", syscall(SYS_rt_sigaction,
-	       SIGUSR1, bad, NULL, 8), -EFAULT);
-	expect("rt_sigaction: old unwritable", syscall(SYS_rt_sigaction,
-	       SIGUSR1, NULL, bad, 8), -EFAULT);
-	expect("rt_sigaction: size 7", syscall(SYS_rt_sigaction,
-	       SIGUSR1, NULL, NULL, 7), -EINVAL);
+	sig_ptrs("rt_sigaction", "act", SYS_rt_sigaction, SIGUSR1);
 	expect("rt_sigaction: signal 65", syscall(SYS_rt_sigaction,
 	       65, NULL, NULL, 8), -EINVAL);
 	expect("rt_sigaction: act across into no access", syscall(SYS_rt_sigaction,
