@@ -34,8 +34,9 @@
 #   - kernel entries per request (tests/entries_during.c: the benchmarks'
 #     tracefs counter, else strace -f -c; counted in runs of their own,
 #     never in a timed one), keep-alive, on uring and sqpoll at most 2.5x
-#     native (2.0 natively, a read and a write; 2.8 to 3.5 seen here,
-#     most of it futex wakes between the two vcpus).  Every other figure
+#     native (2.0 natively, a read and a write; here 2.3 on uring, most
+#     of it futex wakes between the two vcpus, and 0.1 on sqpoll, whose
+#     one vcpu leaves the poller every call).  Every other figure
 #     (worker; accept per request) is printed, with the calls that make
 #     it.
 # Exit 0 pass, 1 fail, 77 skip (no wrk, no preload library, io_uring
