@@ -338,16 +338,21 @@ bool xsc__want_nowait(struct xsc *x, int id)
  * ones (AT_STATX_DONT_SYNC): the type never changes, and the reaper must
  * not wait for a network file system or a FUSE server, which may be this
  * very process. */
-int xsc__fd_on_disk(struct xsc *x, int fd)
+int xsc__fd_type(struct xsc *x, int fd)
 {
 	struct statx stx;
 	long r = xsc__sys6(SYS_statx, fd, (long)"",
 			   AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, (long)&stx, 0);
 
 	x->st.crossings++;
-	if (r < 0)
-		return (int)r;
-	return S_ISREG(stx.stx_mode) || S_ISBLK(stx.stx_mode);
+	return r < 0 ? (int)r : (int)(stx.stx_mode & S_IFMT);
+}
+
+int xsc__fd_on_disk(struct xsc *x, int fd)
+{
+	int t = xsc__fd_type(x, fd);
+
+	return t < 0 ? t : t == S_IFREG || t == S_IFBLK;
 }
 
 /* xsc__fd_on_disk, answered without a system call where transparent

@@ -122,6 +122,9 @@ long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
 int xsc__fd_nonblocking(struct xsc *x, int fd);
 /* 1 if fd is a regular file or a block device, 0 if not, -errno */
 int xsc__fd_on_disk(struct xsc *x, int fd);
+/* fd's file type (its S_IFMT bits; 0 for an anonymous inode: eventfd,
+ * timerfd, epoll...), or -errno */
+int xsc__fd_type(struct xsc *x, int fd);
 /* For a socket call that failed with -EFAULT: the error the synchronous
  * call gives first (-EBADF, -ENOTSOCK), else -EFAULT. */
 long xsc__sock_efault(struct xsc *x, int fd);
