@@ -46,6 +46,17 @@ static int parse_backend(const char *s)
 	return -1;
 }
 
+int xsc__backend_asked(int backend, unsigned flags)
+{
+	const char *env = (flags & XSC_NO_ENV) ? NULL : getenv("XSC_BACKEND");
+	int b;
+
+	if (!env || !*env)
+		return backend;
+	b = parse_backend(env);
+	return b < 0 ? XSC_BACKEND_AUTO : b;
+}
+
 /* Resolves the configured backend against the environment and the
  * machine, creating the ring when one is wanted. */
 void xsc__probe(struct xsc *x)
@@ -56,13 +67,10 @@ void xsc__probe(struct xsc *x)
 	x->pr.reason = "";
 	x->pr.sqpoll_reason = "";
 	x->pr.seccomp = seccomp_mode() == 2;
-	if (env && *env) {
-		int b = parse_backend(env);
-		if (b < 0 && !quiet)
-			xsc__say("xsc: XSC_BACKEND=%s is not one of auto, uring, "
-				"sqpoll, worker, inline; using auto\n", env);
-		x->cfg.backend = b < 0 ? XSC_BACKEND_AUTO : b;
-	}
+	if (env && *env && parse_backend(env) < 0 && !quiet)
+		xsc__say("xsc: XSC_BACKEND=%s is not one of auto, uring, "
+			"sqpoll, worker, inline; using auto\n", env);
+	x->cfg.backend = xsc__backend_asked(x->cfg.backend, x->cfg.flags);
 	/* io_uring requests bypass seccomp: with a filter active, a ring only
 	 * on the program's or the operator's explicit word, never because
 	 * XSC_BACKEND asks for one (include/xsc.h XSC_SECCOMP_URING) */

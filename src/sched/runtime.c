@@ -5,6 +5,7 @@
  * the switch are queue.c.
  */
 #include "rq.h"
+#include "probe.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -151,17 +152,6 @@ static int cpu_index(const int *cpus, int n, int cpu)
 	return -1;
 }
 
-/* Whether the vcpus' rings will be SQPOLL rings: asked for in the
- * configuration or, left to the environment, by XSC_BACKEND. */
-static bool sqpoll_asked(const struct xsc_runtime_config *cfg)
-{
-	const char *env = getenv("XSC_BACKEND");
-
-	if (cfg->backend)
-		return cfg->backend == XSC_BACKEND_SQPOLL;
-	return env && !strcmp(env, "sqpoll");
-}
-
 static void apply_config(const struct xsc_runtime_config *cfg)
 {
 	if (cfg)
@@ -178,7 +168,9 @@ static void apply_config(const struct xsc_runtime_config *cfg)
 		 * With as many vcpus as CPUs, a server closing every
 		 * connection ran at 0.34-0.45x native requests/s on 2 CPUs,
 		 * 0.65x with one vcpu; keep-alive 1.06x against 1.19x. */
-		xsc__rt.cpu_for_poller = n > 1 && sqpoll_asked(&xsc__rt.cfg);
+		/* the vcpus' handles ask as xsc__vcpu_init configures them */
+		xsc__rt.cpu_for_poller = n > 1 &&
+			xsc__backend_asked(xsc__rt.cfg.backend, 0) == XSC_BACKEND_SQPOLL;
 		n -= xsc__rt.cpu_for_poller;
 		xsc__rt.cfg.nthreads = (unsigned)n;
 	}
