@@ -55,21 +55,27 @@ static void share_unlock(void)
 	atomic_flag_clear_explicit(&share.lock, memory_order_release);
 }
 
-/* The share's fd, if it still names the holder's ring in this process */
-static int share_fd(void)
+/* fd still names x's ring: the program may have closed it (daemons run
+ * close_range) and reused its number */
+static bool is_ring(const struct xsc *x, int fd)
 {
 	struct stat st;
 
-	if (share.fd < 0 || share.pid != (int)xsc__sys0(SYS_getpid))
+	return fd >= 0 && xsc__sys2(SYS_fstat, fd, &st) == 0 &&
+	       (uint64_t)st.st_dev == x->ring_dev && (uint64_t)st.st_ino == x->ring_ino;
+}
+
+/* The share's fd, if it still names the holder's ring in this process */
+static int share_fd(void)
+{
+	if (share.fd < 0 || share.pid != (int)xsc__sys0(SYS_getpid) ||
+	    !is_ring(share.holder, share.fd))
 		return -1;
-	if (xsc__sys2(SYS_fstat, share.fd, &st) < 0 ||
-	    (uint64_t)st.st_dev != share.holder->ring_dev ||
-	    (uint64_t)st.st_ino != share.holder->ring_ino)
-		return -1;	/* the program closed it (close_range) */
 	return share.fd;
 }
 
-static int ring_init(struct xsc *x, bool sqpoll)
+/* wq_fd: an SQPOLL ring's poller to attach to (share_fd), or -1 */
+static int ring_init(struct xsc *x, bool sqpoll, int wq_fd)
 {
 	struct io_uring_params p = { 0 };
 	unsigned cq = pow2(3 * x->n + 8);
@@ -85,8 +91,9 @@ static int ring_init(struct xsc *x, bool sqpoll)
 		if (x->cfg.syscall_cpu >= 0) {
 			p.flags |= IORING_SETUP_SQ_AFF;
 			p.sq_thread_cpu = (unsigned)x->cfg.syscall_cpu;
-		} else if ((p.wq_fd = (unsigned)share_fd()) != -1U) {
+		} else if (wq_fd >= 0) {
 			p.flags |= IORING_SETUP_ATTACH_WQ;
+			p.wq_fd = (unsigned)wq_fd;
 		}
 	} else if (x->cfg.flags & XSC_DEFER_TASKRUN) {
 		/* Completions wait until the one issuer enters (6.1): no
@@ -154,13 +161,15 @@ static void describe(char *buf, size_t len, const char *what, int err)
 static int setup(struct xsc *x)
 {
 	bool want_sqpoll = x->cfg.backend == XSC_BACKEND_SQPOLL;
+	/* the process's poller, unless XSC_SYSCALL_CPU pins one per ring */
+	int wq_fd = want_sqpoll && x->cfg.syscall_cpu < 0 ? share_fd() : -1;
 	int ret;
 
-	ret = ring_init(x, want_sqpoll);
+	ret = ring_init(x, want_sqpoll, wq_fd);
 	if (ret < 0 && want_sqpoll) {
 		describe(x->sq_reason, sizeof(x->sq_reason), "SQPOLL ring", ret);
 		x->pr.sqpoll_reason = x->sq_reason;
-		ret = ring_init(x, false);
+		ret = ring_init(x, false, -1);
 		want_sqpoll = false;
 	}
 	if (ret < 0) {
@@ -183,7 +192,7 @@ static int setup(struct xsc *x)
 	 * ring needs no fd from 6.3 on (enter and register by index), so the
 	 * fd is closed; before that it is moved above the soft limit. */
 	struct stat st;
-	bool hold = want_sqpoll && x->cfg.syscall_cpu < 0 && share_fd() < 0;
+	bool hold = want_sqpoll && x->cfg.syscall_cpu < 0 && wq_fd < 0;
 	if (x->ring_registered && (x->ring.features & XSC_FEAT_REG_REG_RING) && !hold) {
 		xsc__sys1(SYS_close, x->ring.ring_fd);
 		x->ring.ring_fd = -1;
@@ -246,12 +255,10 @@ static void ring_exit(struct xsc *x)
 	struct io_uring *r = &x->ring;
 	bool mine = x->gen == atomic_load(&xsc__fork_gen) &&
 		    x->owner_tid == (int)xsc__sys0(SYS_gettid);
-	struct stat st;
 
 	if (!mine)
 		r->int_flags &= (__u8)~XSC_LIBURING_INT_FLAG_REG_RING;
-	if (r->ring_fd >= 0 && xsc__sys2(SYS_fstat, r->ring_fd, &st) == 0 &&
-	    (uint64_t)st.st_dev == x->ring_dev && (uint64_t)st.st_ino == x->ring_ino) {
+	if (is_ring(x, r->ring_fd)) {
 		io_uring_queue_exit(r);
 		return;
 	}
