@@ -45,6 +45,14 @@ static bool sends_control(long nr, const long *a)
 	return false;
 }
 
+/* fd's open file description is another descriptor's too (a dup's
+ * source or copy); fd as the call gave or returned it */
+static void share(long fd)
+{
+	if (fd >= 0 && fd <= INT_MAX)
+		xsc__fdkind_share((int)fd);
+}
+
 static void off(void)
 {
 	atomic_store_explicit(&xsc__fdkind_on, false, memory_order_relaxed);
@@ -120,8 +128,7 @@ static void close_kind(struct tp_kcall *k, long nr, const long *a)
 	} else if (nr == SYS_close) {
 		closes(k, a[0], a[0]);
 	} else if (a[0] != a[1]) {
-		if (a[0] >= 0 && a[0] <= INT_MAX)
-			xsc__fdkind_share((int)a[0]);	/* a dup2 or dup3 */
+		share(a[0]);	/* a dup2 or dup3 */
 		closes(k, a[1], a[1]);
 	}
 }
@@ -133,7 +140,7 @@ static void setfl_kind(struct tp_kcall *k, long nr, const long *a)
 	if (a[0] < 0 || a[0] > INT_MAX)
 		return;
 	if (nr == SYS_fcntl && ((int)a[1] == F_DUPFD || (int)a[1] == F_DUPFD_CLOEXEC)) {
-		xsc__fdkind_share((int)a[0]);
+		share(a[0]);
 		k->what = TP_KC_DUP;
 		return;
 	}
@@ -168,8 +175,7 @@ void tp_kinds_before(long nr, const long *a, struct tp_kcall *k)
 		break;
 	case XSC_FDKIND_SHARE:
 		if (nr == SYS_dup) {
-			if (a[0] >= 0 && a[0] <= INT_MAX)
-				xsc__fdkind_share((int)a[0]);
+			share(a[0]);
 			k->what = TP_KC_DUP;
 		} else if (nr == SYS_fork || sends_control(nr, a)) {
 			xsc__fdkind_share_all();
@@ -242,12 +248,11 @@ void tp_kinds_after(long nr, const long *a, const struct tp_kcall *k, long r)
 		break;
 	case TP_KC_CLOSE:
 		xsc__fdkind_closing(k->first, k->last, false, k->marked);
-		if ((nr == SYS_dup2 || nr == SYS_dup3) && r >= 0 && r <= INT_MAX)
-			xsc__fdkind_share((int)r);	/* the copy */
+		if (nr == SYS_dup2 || nr == SYS_dup3)
+			share(r);	/* the copy */
 		break;
 	case TP_KC_DUP:
-		if (r >= 0 && r <= INT_MAX)
-			xsc__fdkind_share((int)r);
+		share(r);
 		break;
 	case TP_KC_NEW:
 		if (r >= 0)
