@@ -31,26 +31,29 @@ static unsigned npages;
 static _Atomic int got, started;
 static xsc_sem_t consumed;
 
-static int logfd;
+static int wfd, wcount;	/* writers(): the descriptor, lines per fiber */
 
-static int nullfd;
-
-/* One of 32 fibers writing to /dev/null at once. */
-static void *nuller(void *arg)
+static void *writer(void *arg)
 {
 	(void)arg;
-	for (int i = 0; i < 100; i++)
-		CHECK_EQ(xsc_write(nullfd, "fiber.\n", 7), 7);
+	for (int i = 0; i < wcount; i++)
+		CHECK_EQ(xsc_write(wfd, "fiber.\n", 7), 7);
 	return NULL;
 }
 
-/* One of many fibers appending to one regular file at once. */
-static void *appender(void *arg)
+/* n fibers write count lines each to fd at once; the runtime's
+ * statistics before (s0, w0) and after (s1, w1) */
+static void writers(xsc_thread_t *ts, int n, int fd, int count, struct xsc_stats *s0,
+		    uint64_t *w0, struct xsc_stats *s1, uint64_t *w1)
 {
-	(void)arg;
-	for (int i = 0; i < 20; i++)
-		CHECK_EQ(xsc_write(logfd, "fiber.\n", 7), 7);
-	return NULL;
+	wfd = fd;
+	wcount = count;
+	CHECK_EQ(xsc_runtime_stats(s0, w0), 0);
+	for (int i = 0; i < n; i++)
+		CHECK_EQ(xsc_thread_create(&ts[i], NULL, writer, NULL), 0);
+	for (int i = 0; i < n; i++)
+		CHECK_EQ(xsc_thread_join(ts[i], NULL), 0);
+	CHECK_EQ(xsc_runtime_stats(s1, w1), 0);
 }
 
 static void *reader(void *arg)
@@ -111,27 +114,17 @@ static int body(int argc, char **argv)
 	 * append to one at once take no turns (no readiness wait). */
 	char path[256];
 	snprintf(path, sizeof(path), "%s/log", scratch_dir());
-	logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	int logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	CHECK(logfd >= 0);
-	CHECK_EQ(xsc_runtime_stats(&s0, &w0), 0);
-	for (int i = 0; i < 200; i++)
-		CHECK_EQ(xsc_thread_create(&ts[i], NULL, appender, NULL), 0);
-	for (int i = 0; i < 200; i++)
-		CHECK_EQ(xsc_thread_join(ts[i], NULL), 0);
-	CHECK_EQ(xsc_runtime_stats(&s1, &w1), 0);
+	writers(ts, 200, logfd, 20, &s0, &w0, &s1, &w1);
 	CHECK_EQ(lseek(logfd, 0, SEEK_END), 200 * 20 * 7);
 	CHECK_EQ(w1 - w0, 0);
 	/* a number of its own: the log's record knows a file (closed here
 	 * with no runtime call, its kind stays) */
-	nullfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	int nullfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	CHECK(nullfd >= 0);
 	close(logfd);
-	CHECK_EQ(xsc_runtime_stats(&s0, &w0), 0);
-	for (int i = 0; i < 32; i++)
-		CHECK_EQ(xsc_thread_create(&ts[i], NULL, nuller, NULL), 0);
-	for (int i = 0; i < 32; i++)
-		CHECK_EQ(xsc_thread_join(ts[i], NULL), 0);
-	CHECK_EQ(xsc_runtime_stats(&s1, &w1), 0);
+	writers(ts, 32, nullfd, 100, &s0, &w0, &s1, &w1);
 	close(nullfd);
 	double fpw = (double)(s1.flushes - s0.flushes) / (32 * 100);
 	printf("32 fibers writing to /dev/null: %.3f flushes per write\n", fpw);

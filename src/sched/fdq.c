@@ -15,9 +15,9 @@
  * Rules: a grant counts as a holder from the grant, not from when the
  * fiber runs (else a newcomer arms a second wait in between); O_NONBLOCK
  * descriptors, MSG_DONTWAIT and MSG_WAITALL receives, and anything but a
- * pipe, a socket or an anonymous inode (an eventfd...) take no turn; a queued fiber is a futex waiter, so a
- * signal takes it off with -EINTR (ext.h: ops->call_posted then
- * interrupts the call it posts).
+ * pipe, a socket or an anonymous inode (an eventfd...) take no turn; a
+ * queued fiber is a futex waiter, so a signal takes it off with -EINTR
+ * (ext.h: ops->call_posted then interrupts the call it posts).
  */
 #include "sched.h"
 
@@ -233,8 +233,8 @@ struct xsc_fdq *xsc__fdq_enter(struct xsc_vcpu *v, long nr, const long *a)
  * cost a round trip through the ring first (a server of 1,000 threads in
  * accept, closing every connection, on SQPOLL with two vcpus: 7,200
  * requests/s with the wait, 9,200-11,500 without, 26,600-26,900
- * natively).  Its call finds nothing at worst, and
- * waits in the kernel as a holder's does: one ring entry.  Not so
+ * natively).  Its call finds nothing at worst, and waits in the kernel
+ * as a holder's does: one ring entry.  Not so
  * without a ring, where it would hold a syscall thread until the next
  * byte (100,000 fibers on 4,000 pipes stalled one run in two: the
  * threads all waited in reads, the writers found none), nor where
