@@ -6,6 +6,7 @@
  */
 #include "rq.h"
 #include "probe.h"
+#include "cpus.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -90,59 +91,9 @@ XSC_EXPORT void xsc_runtime_config_init(struct xsc_runtime_config *cfg)
 /* ---- the CPUs the process may use ---------------------------------------
  *
  * The default number of kernel threads and their cores come from the
- * process's affinity mask (taskset, a container's cpuset), capped by a
- * cgroup v2 CPU quota (cpu.max: ceil(quota / period) on the process's
- * cgroup and every ancestor), as the Go and Tokio runtimes do.  Pinning
+ * process's affinity mask capped by its cgroups' CPU quota (cpus.c).  Pinning
  * walks the allowed CPUs only; an explicit first_cpu or syscall_cpu
  * outside the mask is an error with a message. */
-
-/* The allowed CPUs, in order, into cpus[]; returns their count (>= 1). */
-static int allowed_cpus(int *cpus, int max)
-{
-	cpu_set_t set;
-	int n = 0;
-
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		for (int c = 0; c < CPU_SETSIZE && n < max; c++)
-			if (CPU_ISSET(c, &set))
-				cpus[n++] = c;
-	if (!n) {
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		for (; n < (ncpu > 0 ? ncpu : 1) && n < max; n++)
-			cpus[n] = n;
-	}
-	return n;
-}
-
-/* The tightest cgroup v2 CPU quota in CPUs (rounded up), or 0 for none. */
-static int cgroup_cpus(void)
-{
-	char cg[512], path[640], val[64];
-	int best = 0;
-
-	if (xsc__read_small("/proc/self/cgroup", cg, sizeof(cg)) <= 0 ||
-	    strncmp(cg, "0::", 3) != 0)
-		return 0;
-	char *rel = cg + 3, *nl = strchr(rel, '\n');
-	if (nl)
-		*nl = 0;
-	for (;;) {
-		long long quota, period;
-		snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cpu.max",
-			 strcmp(rel, "/") ? rel : "");
-		if (xsc__read_small(path, val, sizeof(val)) > 0 &&
-		    sscanf(val, "%lld %lld", &quota, &period) == 2 && period > 0) {
-			int c = (int)((quota + period - 1) / period);
-			if (c > 0 && (!best || c < best))
-				best = c;
-		}
-		char *slash = strrchr(rel, '/');
-		if (!slash || slash == rel)
-			break;
-		*slash = 0;
-	}
-	return best;
-}
 
 static int cpu_index(const int *cpus, int n, int cpu)
 {
@@ -160,9 +111,7 @@ static void apply_config(const struct xsc_runtime_config *cfg)
 		xsc_runtime_config_init(&xsc__rt.cfg);
 	xsc__rt.cpu_for_poller = false;
 	if (!xsc__rt.cfg.nthreads) {
-		int cpus[CPU_SETSIZE], n = allowed_cpus(cpus, CPU_SETSIZE);
-		int q = cgroup_cpus();
-		n = q > 0 && q < n ? q : n;
+		int n = xsc__cpus_usable();
 		/* an SQPOLL poller spins on a CPU of its own while there is
 		 * work (one for the process, uring_setup.c): one vcpu fewer.
 		 * With as many vcpus as CPUs, a server closing every
@@ -186,7 +135,7 @@ static void apply_config(const struct xsc_runtime_config *cfg)
 static int vcpus_alloc(const struct xsc_runtime_config *cfg)
 {
 	xsc__umem_ours = xsc__fiber_umem;
-	int cpus[CPU_SETSIZE], ncpus = allowed_cpus(cpus, CPU_SETSIZE), first = 0;
+	int cpus[CPU_SETSIZE], ncpus = xsc__cpus_allowed(cpus, CPU_SETSIZE), first = 0;
 	int n;
 
 	if (xsc__rt.v)
