@@ -27,24 +27,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-/* The control data a sendmsg or sendmmsg carries (descriptors, with
- * SCM_RIGHTS): true when any, or when it cannot be read (the call then
- * fails, or sends what it sends). */
-static bool sends_control(long nr, const long *a)
-{
-	struct mmsghdr m;
-	unsigned n = nr == SYS_sendmsg ? 1 : (unsigned)a[2];
-
-	for (unsigned i = 0; i < n && i < 1024; i++) {
-		long p = a[1] + (long)(i * sizeof(m));
-		if (tp_copy_in(&m.msg_hdr, (const void *)p, sizeof(m.msg_hdr)) < 0)
-			return true;
-		if (m.msg_hdr.msg_control && m.msg_hdr.msg_controllen)
-			return true;
-	}
-	return false;
-}
-
 /* fd's open file description is another descriptor's too (a dup's
  * source or copy); fd as the call gave or returned it */
 static void share(long fd)
@@ -76,6 +58,26 @@ static int peek(void *dst, long p, size_t len)
 		return -EFAULT;
 	memcpy(dst, (const void *)p, len);
 	return 0;
+}
+
+/* The control data a sendmsg or sendmmsg carries (descriptors, with
+ * SCM_RIGHTS): true when any, or when it cannot be read (the call then
+ * fails, or sends what it sends).  peek: a server's every sendmsg comes
+ * here, and a probe of the msghdr each time was one rt_sigprocmask per
+ * message (memcached). */
+static bool sends_control(long nr, const long *a)
+{
+	struct mmsghdr m;
+	unsigned n = nr == SYS_sendmsg ? 1 : (unsigned)a[2];
+
+	for (unsigned i = 0; i < n && i < 1024; i++) {
+		long p = a[1] + (long)(i * sizeof(m));
+		if (peek(&m.msg_hdr, p, sizeof(m.msg_hdr)) < 0)
+			return true;
+		if (m.msg_hdr.msg_control && m.msg_hdr.msg_controllen)
+			return true;
+	}
+	return false;
 }
 
 static bool empty_path(long p)
