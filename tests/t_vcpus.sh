@@ -2,7 +2,8 @@
 # t_vcpus.sh BUILD_DIR - how many vcpus `xsc run` starts by default: one
 # per CPU it may use, one fewer on SQPOLL (the process's one poller spins
 # on a CPU of its own while there is work, uring_setup.c), never fewer
-# than one, and what -t asks for.  With one usable CPU SQPOLL is not used
+# than one, and what -t asks for; no fewer where SQPOLL is refused (a
+# seccomp filter).  With one usable CPU SQPOLL is not used
 # (its poller would spin beside the program): a plain ring, with the
 # reason.  Read from `xsc run -v`, on 2 CPUs (taskset -c 0,1), on 1, and
 # under a cgroup CPU quota of one CPU (v1 or v2, where this host lets a
@@ -41,6 +42,14 @@ check "1 vcpus (a CPU left to the SQPOLL poller)" 0,1 -b sqpoll
 check "2 vcpus" 0,1 -b sqpoll -t 2
 check "1 vcpus" 0 -b sqpoll
 XSC_BACKEND=sqpoll check "1 vcpus (a CPU left to the SQPOLL poller)" 0,1
+
+# SQPOLL asked for and refused (a seccomp filter: syscall threads): the
+# CPU left to a poller goes back to a vcpu
+if [ -x "$build/tests/nouring" ]; then
+	runner=("$build/tests/nouring") where=" under a seccomp filter"
+	check "2 vcpus" 0,1 -b sqpoll
+	runner=() where=""
+fi
 
 # no SQPOLL where only one CPU is usable: a plain ring, and the reason
 # sqpoll_refused CPUS

@@ -156,16 +156,33 @@ static int vcpus_alloc(const struct xsc_runtime_config *cfg)
 		return -EINVAL;
 	}
 	n = (int)xsc__rt.cfg.nthreads;
-	xsc__rt.v = aligned_alloc(64, sizeof(struct xsc_vcpu) * (size_t)n);
+	/* one more slot for the CPU left to a poller, should none come */
+	size_t slots = (size_t)n + xsc__rt.cpu_for_poller;
+	xsc__rt.v = aligned_alloc(64, sizeof(struct xsc_vcpu) * slots);
 	if (!xsc__rt.v)
 		return -ENOMEM;
-	memset(xsc__rt.v, 0, sizeof(struct xsc_vcpu) * (size_t)n);
+	memset(xsc__rt.v, 0, sizeof(struct xsc_vcpu) * slots);
 	xsc__rt.n = n;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < (int)slots; i++) {
 		xsc__rt.v[i].id = i;
 		xsc__rt.v[i].cpu = cpus[(first + i) % ncpus];
 	}
 	return 0;
+}
+
+/* A CPU was left to the SQPOLL poller before any ring existed; vcpu 0's
+ * handle (opened) says whether there is one.  SQPOLL refused (a seccomp
+ * filter, one usable CPU, the kernel), the CPU gets its vcpu back: the
+ * slot vcpus_alloc kept. */
+static void poller_check(void)
+{
+	const struct xsc *x = xsc__rt.v[0].x;
+
+	if (!xsc__rt.cpu_for_poller || (x && x->sqpoll))
+		return;
+	xsc__rt.cpu_for_poller = false;
+	xsc__rt.cfg.nthreads++;
+	xsc__rt.n++;
 }
 
 /* Every kernel thread gets the same executors, or the program is told:
@@ -251,6 +268,8 @@ XSC_EXPORT int xsc_main(int (*fn)(int, char **), int argc, char **argv,
 	ret = xsc__vcpu_init(&xsc__rt.v[0]);
 	if (ret < 0)
 		goto out_free;
+	poller_check();
+	n = xsc__rt.n;
 	for (int i = 1; i < n; i++) {
 		ret = vcpu_spawn(&xsc__rt.v[i]);
 		if (ret < 0)
@@ -307,8 +326,11 @@ int xsc__rt_start(const struct xsc_runtime_config *cfg)
 {
 	int ret = vcpus_alloc(cfg);
 
-	for (int i = 0; ret == 0 && i < xsc__rt.n; i++)
+	for (int i = 0; ret == 0 && i < xsc__rt.n; i++) {
 		ret = vcpu_spawn(&xsc__rt.v[i]);
+		if (i == 0 && ret == 0)
+			poller_check();
+	}
 	if (ret == 0)
 		report_routes();
 	return ret;
