@@ -35,13 +35,30 @@ struct xsc_fdq {
 	xsc_cond_t wq;		/* the fibers queued (futex.c's private queue) */
 	uint32_t lock;
 	uint32_t seq;		/* the futex word waiters sleep on */
-	int holders;		/* fibers whose call on it is in flight, and
-				   turns granted to queued ones */
-	int waiting;		/* fibers queued for the turn */
+	/* HOLDERS: fibers whose call on it is in flight, and turns granted
+	 * to queued ones; WAITING: fibers queued for the turn.  One word,
+	 * so that a turn nobody else wants is taken and given back with one
+	 * atomic each and no lock; changed under the lock otherwise. */
+	_Atomic uint64_t st;
 	int granted;		/* turns handed to queued fibers, not taken yet */
 	bool armed;		/* a readiness wait for the queue is in flight */
 	_Atomic uint8_t kind;	/* KIND_*: what the fd is, learned once */
 } __attribute__((aligned(64)));
+
+#define ONE_HOLDER 1ull
+#define ONE_WAITER (1ull << 32)
+#define HOLDERS(st) ((uint32_t)(st))
+#define WAITING(st) ((uint32_t)((st) >> 32))
+
+static uint64_t st_add(struct xsc_fdq *q, uint64_t d)
+{
+	return atomic_fetch_add_explicit(&q->st, d, memory_order_acq_rel) + d;
+}
+
+static uint64_t st_sub(struct xsc_fdq *q, uint64_t d)
+{
+	return atomic_fetch_sub_explicit(&q->st, d, memory_order_acq_rel) - d;
+}
 
 /* Turns are for the descriptors where many fibers wait for a peer: a
  * pipe or FIFO, a socket, an anonymous inode (an eventfd, a timerfd).  A
@@ -97,17 +114,23 @@ static bool scarce(struct xsc_vcpu *v)
 	       (x->have_ring && x->nfree * 2 < x->n);
 }
 
-/* The caller takes q's turn (q->lock held), counted in q->holders
- * already or not (counted). */
-static struct xsc_fdq *take_locked(struct xsc_fdq *q, bool counted)
+/* The running fiber holds q's turn, counted in HOLDERS already. */
+static struct xsc_fdq *took(struct xsc_fdq *q)
 {
 	struct xsc_vcpu *v = xsc__vcpu();
-	struct xsc_fiber *f = v->cur;
 
-	q->holders += !counted;
-	f->turn_v = v;
+	v->cur->turn_v = v;
 	atomic_fetch_add_explicit(&v->holding, 1, memory_order_relaxed);
 	return q;
+}
+
+/* The caller takes q's turn (q->lock held), counted in HOLDERS already or
+ * not (counted). */
+static struct xsc_fdq *take_locked(struct xsc_fdq *q, bool counted)
+{
+	if (!counted)
+		st_add(q, ONE_HOLDER);
+	return took(q);
 }
 
 /* Hands the turn to one queued fiber (q->lock held).  It counts as a
@@ -118,7 +141,7 @@ static struct xsc_fdq *take_locked(struct xsc_fdq *q, bool counted)
 static void grant_locked(struct xsc_fdq *q)
 {
 	q->granted++;
-	q->holders++;
+	st_add(q, ONE_HOLDER);
 	/* the seq bump reaches a waiter between its unlock and its sleep
 	 * (its wait fails with -EAGAIN): no wake-up is lost */
 	__atomic_fetch_add(&q->seq, 1, __ATOMIC_RELEASE);
@@ -176,13 +199,12 @@ struct xsc_fdq *xsc__fdq_enter(struct xsc_vcpu *v, long nr, const long *a)
 
 	if (dir < 0 || !(q = record(fd, dir)))
 		return NULL;
-	xsc__spin_lock(&q->lock);
-	if (!q->holders && !q->waiting && !scarce(v)) {
-		take_locked(q, false);	/* the common case: nobody else, a plain post */
-		xsc__spin_unlock(&q->lock);
-		return q;
-	}
-	xsc__spin_unlock(&q->lock);
+	/* the common case: nobody else, a plain post */
+	uint64_t none = 0;
+	if (!scarce(v) && atomic_compare_exchange_strong_explicit(&q->st, &none, ONE_HOLDER,
+								  memory_order_acq_rel,
+								  memory_order_relaxed))
+		return took(q);
 	if (!kind_waits(v, q, fd, dir))
 		return NULL;
 	/* a descriptor that never waits answers at once, and a wait in the
@@ -191,16 +213,18 @@ struct xsc_fdq *xsc__fdq_enter(struct xsc_vcpu *v, long nr, const long *a)
 	if (xsc__fd_nonblocking(v->x, fd) != 0)
 		return NULL;
 	xsc__spin_lock(&q->lock);
-	if (!q->holders && !q->waiting && !scarce(xsc__vcpu())) {
-		take_locked(q, false);	/* the turn came free meanwhile */
-		xsc__spin_unlock(&q->lock);
-		return q;
+	none = 0;
+	if (!scarce(xsc__vcpu()) &&
+	    atomic_compare_exchange_strong_explicit(&q->st, &none, ONE_HOLDER,
+						    memory_order_acq_rel, memory_order_relaxed)) {
+		xsc__spin_unlock(&q->lock);	/* the turn came free meanwhile */
+		return took(q);
 	}
-	q->waiting++;
+	st_add(q, ONE_WAITER);
 	for (;;) {
 		long r;
 
-		if (!q->holders && !q->armed)
+		if (!HOLDERS(atomic_load(&q->st)) && !q->armed)
 			arm_locked(q, fd, dir);
 		seen = __atomic_load_n(&q->seq, __ATOMIC_ACQUIRE);
 		xsc__spin_unlock(&q->lock);
@@ -210,14 +234,14 @@ struct xsc_fdq *xsc__fdq_enter(struct xsc_vcpu *v, long nr, const long *a)
 		xsc__spin_lock(&q->lock);
 		if (q->granted) {	/* ours, or another's we take first */
 			q->granted--;
-			q->waiting--;
+			st_sub(q, ONE_WAITER);
 			take_locked(q, true);
 			break;
 		}
 		if (r == -EINTR) {
 			/* the call is posted for the signal to interrupt it
 			 * (see the top), out of turn */
-			q->waiting--;
+			st_sub(q, ONE_WAITER);
 			take_locked(q, false);
 			break;
 		}
@@ -245,9 +269,14 @@ void xsc__fdq_leave(struct xsc_fdq *q, long nr, const long *a, long ret)
 	struct xsc_fiber *f = xsc__cur();
 
 	atomic_fetch_sub_explicit(&f->turn_v->holding, 1, memory_order_relaxed);
+	/* Nobody queued when the turn came back: done.  A fiber that queues
+	 * after this finds no holder and arms the wait itself (under the
+	 * lock, like the look below: one of the two arms it). */
+	if (!WAITING(st_sub(q, ONE_HOLDER)))
+		return;
 	xsc__spin_lock(&q->lock);
-	q->holders--;
-	if (!q->holders && q->waiting && !q->armed) {
+	uint64_t st = atomic_load(&q->st);
+	if (!HOLDERS(st) && WAITING(st) && !q->armed) {
 		if (ret >= 0 && xsc__vcpu()->x->have_ring && !scarce(xsc__vcpu()))
 			grant_locked(q);
 		else
@@ -260,7 +289,7 @@ void xsc__fdq_ready(struct xsc_fdq *q)
 {
 	xsc__spin_lock(&q->lock);
 	q->armed = false;
-	if (q->waiting > q->granted)
+	if (WAITING(atomic_load(&q->st)) > (uint32_t)q->granted)
 		grant_locked(q);
 	xsc__spin_unlock(&q->lock);
 }
