@@ -99,28 +99,33 @@ static int direction(long nr, const long *a)
 	return d->turn.dir == XSC_TURN_READ ? 0 : 1;
 }
 
-/* The resource blocked calls hold is scarce on v: entries with a ring,
- * syscall threads without.  Counted by the turns v's fibers hold, not by
- * what is in flight: calls posted in one round reach the syscall threads
- * only at the flush, and a round of thousands of new fibers took every
- * thread with reads whose writers then found none (the worker executor
- * stalled at 20,000 fibers). */
+/* The resource blocked calls hold is scarce on v: entries with a ring
+ * (half of them in use), syscall threads without.  Those are counted by
+ * the turns v's fibers hold, not by what is in flight: calls posted in
+ * one round reach the syscall threads only at the flush, and a round of
+ * thousands of new fibers took every thread with reads whose writers
+ * then found none (the worker executor stalled at 20,000 fibers).  On a
+ * ring a call holds its entry from the post: no count is kept there
+ * (two atomics a call). */
 static bool scarce(struct xsc_vcpu *v)
 {
 	const struct xsc *x = v->x;
-	int cap = x->have_ring ? (int)x->n : (int)x->cfg.max_workers;
 
-	return atomic_load_explicit(&v->holding, memory_order_relaxed) * 2 >= cap ||
-	       (x->have_ring && x->nfree * 2 < x->n);
+	if (x->have_ring)
+		return x->nfree * 2 < x->n;
+	return atomic_load_explicit(&v->holding, memory_order_relaxed) * 2 >=
+	       (int)x->cfg.max_workers;
 }
 
-/* The running fiber holds q's turn, counted in HOLDERS already. */
+/* The running fiber holds q's turn, counted in HOLDERS already; without
+ * a ring, counted on its vcpu too (scarce). */
 static struct xsc_fdq *took(struct xsc_fdq *q)
 {
 	struct xsc_vcpu *v = xsc__vcpu();
 
-	v->cur->turn_v = v;
-	atomic_fetch_add_explicit(&v->holding, 1, memory_order_relaxed);
+	v->cur->turn_v = v->x->have_ring ? NULL : v;
+	if (!v->x->have_ring)
+		atomic_fetch_add_explicit(&v->holding, 1, memory_order_relaxed);
 	return q;
 }
 
@@ -268,7 +273,8 @@ void xsc__fdq_leave(struct xsc_fdq *q, long nr, const long *a, long ret)
 {
 	struct xsc_fiber *f = xsc__cur();
 
-	atomic_fetch_sub_explicit(&f->turn_v->holding, 1, memory_order_relaxed);
+	if (f->turn_v)
+		atomic_fetch_sub_explicit(&f->turn_v->holding, 1, memory_order_relaxed);
 	/* Nobody queued when the turn came back: done.  A fiber that queues
 	 * after this finds no holder and arms the wait itself (under the
 	 * lock, like the look below: one of the two arms it). */

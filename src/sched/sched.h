@@ -122,7 +122,8 @@ struct xsc_fiber {
 					   could end the wait */
 	/* the extension's own state (ext.h) */
 	_Alignas(16) unsigned char ext[XSC_FIBER_EXT];
-	struct xsc_vcpu *turn_v;	/* the vcpu its descriptor turn counts on (fdq.c) */
+	struct xsc_vcpu *turn_v;	/* the vcpu its descriptor turn counts on, or
+					   NULL (fdq.c) */
 	/* futex waits (futex.c) */
 	const uint32_t *fx_addr;
 	xsc_cond_t *fx_q;		/* the queue it waits in: a hash bucket's
