@@ -150,6 +150,16 @@ static bool pages_alloc(struct xsc *x)
 	return true;
 }
 
+/* The opening thread's timer slack, at most 1 s; under a seccomp filter
+ * (which might refuse or kill on a prctl the program never made) the
+ * kernel's default, 50 us. */
+static uint64_t timer_slack(const struct xsc *x)
+{
+	long slack = x->pr.seccomp ? 50000 : xsc__sys1(SYS_prctl, PR_GET_TIMERSLACK);
+
+	return slack <= 0 ? 0 : slack < 1000000000 ? (uint64_t)slack : 1000000000;
+}
+
 XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 {
 	const struct xsc_hostprof *hp;
@@ -185,6 +195,7 @@ XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 	atomic_init(&x->creds_gen, atomic_load(&xsc__creds_gen));
 	x->flush_at = x->cfg.batch_threshold ? x->cfg.batch_threshold : UINT_MAX;
 	xsc__probe(x);
+	x->slack_ns = timer_slack(x);
 	xsc__route_all(x);
 	if (x->cfg.done_cb && !x->have_ring)
 		xsc__fdwait_start(x);	/* without it, waits take a syscall thread */

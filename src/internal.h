@@ -187,6 +187,9 @@ struct xsc {
 	 * call less than a posted call in io_uring's workers */
 	const struct xsc_hostprof *hp;
 	bool here_ring, here_look;
+	/* the opening thread's timer slack (PR_GET_TIMERSLACK), added to
+	 * posted sleeps as the kernel lets its own end that late */
+	uint64_t slack_ns;
 
 	/* io_uring */
 	bool have_ring;		/* the ring can be used (routes, submit) */

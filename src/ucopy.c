@@ -122,6 +122,18 @@ int xsc__ucopy_in(void *dst, const void *usrc, size_t len)
 }
 
 bool (*xsc__umem_ours)(uint64_t tag, uintptr_t p, size_t len);
+bool (*xsc__umem_live)(uint64_t tag, uintptr_t p, size_t len);
+
+int xsc__ucopy_in_for(const struct xsc *x, uint64_t tag, void *dst,
+		      const void *usrc, size_t len)
+{
+	if (usrc && x->shared && xsc__umem_live &&
+	    xsc__umem_live(tag, (uintptr_t)usrc, len)) {
+		memcpy(dst, usrc, len);
+		return 0;
+	}
+	return xsc__ucopy_in(dst, usrc, len);
+}
 
 /* xsc__ucopy_out, or a plain copy where the caller's memory is known to
  * be there (xsc__umem_ours): no system call.  1: copied plainly. */

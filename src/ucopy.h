@@ -20,6 +20,13 @@ int xsc__ucopy_out(void *udst, const void *src, size_t len);
 extern bool (*xsc__umem_ours)(uint64_t tag, uintptr_t p, size_t len);
 int xsc__ucopy_out_for(const struct xsc *x, uint64_t tag, void *udst,
 		       const void *src, size_t len);
+/* The same for a read while a call is described: the live part of the
+ * posting fiber's stack (parked in the call, or still running: from the
+ * frame running up to the top), where a sleep's timespec mostly is.
+ * NULL, or false: the checked copy.  0 or -EFAULT. */
+extern bool (*xsc__umem_live)(uint64_t tag, uintptr_t p, size_t len);
+int xsc__ucopy_in_for(const struct xsc *x, uint64_t tag, void *dst,
+		      const void *usrc, size_t len);
 /* whether the kernel could read (write) [a, a + len): 0 or -EFAULT */
 int xsc__uprobe(uintptr_t a, size_t len, bool write);
 

@@ -93,8 +93,12 @@ static void call_begin(struct xsc_fiber *f, long nr, const long *a)
 	TP(f)->call_nr = nr;
 	if (nr == SYS_nanosleep || nr == SYS_clock_nanosleep) {
 		struct timespec now = { 0, 0 };
-		xsc__sys2(SYS_clock_gettime, nr == SYS_nanosleep ?
-			  CLOCK_MONOTONIC : a[0], (long)&now);
+		long clk = nr == SYS_nanosleep ? CLOCK_MONOTONIC : a[0];
+		/* the vDSO's clocks without a kernel entry (one a posted sleep) */
+		if (clk == CLOCK_MONOTONIC || clk == CLOCK_REALTIME || clk == CLOCK_BOOTTIME)
+			clock_gettime((clockid_t)clk, &now);
+		else
+			xsc__sys2(SYS_clock_gettime, clk, (long)&now);
 		TP(f)->call_args = a;
 		TP(f)->call_t0 = now.tv_sec * 1000000000LL + now.tv_nsec;
 	}

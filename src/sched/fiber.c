@@ -331,18 +331,46 @@ static void run_key_dtors(struct xsc_fiber *f)
  * its creator gave): memory it has run on, above any guard page, mapped while it
  * waits in that very call.  Tags on the runtime's handles are fibers, or
  * carry a low bit (sync.c's timers, fdq.c's turns, XSC_TAG_OWN). */
+/* The stack fiber f runs on: [*lo, *hi), false when not known. */
+static bool stack_of(const struct xsc_fiber *f, uintptr_t *lo, uintptr_t *hi)
+{
+	if (f->fs && f->tstack_hi) {
+		*lo = f->tstack_lo;
+		*hi = f->tstack_hi;
+	} else if (f->ctx.stack_size) {
+		*lo = (uintptr_t)f->ctx.stack_lo;
+		*hi = *lo + f->ctx.stack_size;
+	} else {
+		return false;
+	}
+	return true;
+}
+
 bool xsc__fiber_umem(uint64_t tag, uintptr_t p, size_t len)
 {
 	const struct xsc_fiber *f = (const struct xsc_fiber *)(uintptr_t)tag;
-	uintptr_t hi;
+	uintptr_t lo, hi;
+
+	if (!f || (tag & 3) || !stack_of(f, &lo, &hi))
+		return false;
+	return p >= (uintptr_t)f->ctx.sp && p + len <= hi && p + len > p;
+}
+
+/* xsc__umem_live (ucopy.c): memory the fiber that posted a call (its
+ * tag) is sure to have while the call is described: parked in it, as
+ * xsc__fiber_umem; still running (it flushes itself), its stack from the
+ * frame running now up to the top, when that frame is on its stack (not
+ * a signal stack). */
+__attribute__((noinline)) bool xsc__fiber_umem_live(uint64_t tag, uintptr_t p, size_t len)
+{
+	const struct xsc_fiber *f = (const struct xsc_fiber *)(uintptr_t)tag;
+	uintptr_t lo, hi, here = (uintptr_t)__builtin_frame_address(0);
 
 	if (!f || (tag & 3))
 		return false;
-	if (f->fs)
-		hi = f->tstack_hi;
-	else if (f->ctx.stack_size)
-		hi = (uintptr_t)f->ctx.stack_lo + f->ctx.stack_size;
-	else
+	if (f != xsc__cur())
+		return xsc__fiber_umem(tag, p, len);
+	if (!stack_of(f, &lo, &hi))
 		return false;
-	return p >= (uintptr_t)f->ctx.sp && p + len <= hi && p + len > p;
+	return here >= lo && here < hi && p >= here && p + len <= hi && p + len > p;
 }

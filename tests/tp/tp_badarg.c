@@ -153,6 +153,14 @@ static void *calls(void *arg)
 	expect("rt_sigtimedwait: size 7", syscall(SYS_rt_sigtimedwait,
 	       &set, NULL, &zero, 7), -EINVAL);
 
+	/* nanosleep, clock_nanosleep: the request is read where a posted
+	 * sleep is described (a plain copy only from the caller's stack) */
+	expect("nanosleep: request unreadable", syscall(SYS_nanosleep, bad, NULL), -EFAULT);
+	expect("nanosleep: request across a page's end", syscall(SYS_nanosleep,
+	       edge - 8, NULL), -EFAULT);
+	expect("clock_nanosleep: request unreadable", syscall(SYS_clock_nanosleep,
+	       CLOCK_MONOTONIC, 0, bad, NULL), -EFAULT);
+
 	/* futex */
 	expect("futex: wait on an unreadable word", syscall(SYS_futex, bad,
 	       FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0), -EFAULT);
