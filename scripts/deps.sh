@@ -12,7 +12,9 @@
 #                           redis-tools, memcached, libmemcached-tools
 #                           (tests/t_bench_events.sh: event-driven servers),
 #                           mandoc (tests/t_man.sh: the manual pages' lint),
-#                           gdb (tests/t_gdb.sh: tools/gdb/xsc-gdb.py)
+#                           gdb (tests/t_gdb.sh: tools/gdb/xsc-gdb.py),
+#                           bpftrace (tests/t_dear_host.sh: system calls
+#                           made dear, scripts/dear-host.sh)
 #   scripts/deps.sh demo    test + gnuplot, wrk, nginx, mariadb-server,
 #                           sysbench, golang-go (benchmarks; Go is the
 #                           goroutine anchor of xsc bench fibers)
@@ -50,6 +52,7 @@ if [ "$level" = test ] || [ "$level" = demo ]; then
 	want libmemcached-tools command -v memcslap
 	want mandoc command -v mandoc
 	want gdb command -v gdb
+	want bpftrace command -v bpftrace
 fi
 if [ "$level" = demo ]; then
 	want gnuplot-nox command -v gnuplot
