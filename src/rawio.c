@@ -23,15 +23,18 @@
  * by a parked fiber in transparent mode. */
 void xsc__say(const char *fmt, ...)
 {
-	char buf[256];
+	char buf[1024];
 	va_list ap;
 	int n;
 
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (n > (int)sizeof(buf) - 1)
+	if (n > (int)sizeof(buf) - 1) {	/* cut, but still a line of its own */
 		n = sizeof(buf) - 1;
+		if (fmt[0] && fmt[strlen(fmt) - 1] == '\n')
+			buf[n - 1] = '\n';
+	}
 	if (n > 0)
 		xsc__sys3(SYS_write, 2, buf, n);
 }
