@@ -28,10 +28,10 @@ static inline void xsc__reroute(struct xsc *x)
  * of its own), and the row's .cheap_if says so for these arguments on
  * this host (x->here_*: the host profile). */
 static inline bool xsc__cheap_here(const struct xsc *x, const struct xsc_sysdef *d,
-				   const int64_t a[6])
+				   const int64_t a[6], bool alone)
 {
 	return __builtin_expect(d->cheap_if != NULL, 0) &&
-	       x->cfg.backend == XSC_BACKEND_AUTO && !x->pr.seccomp && d->cheap_if(x, a);
+	       x->cfg.backend == XSC_BACKEND_AUTO && !x->pr.seccomp && d->cheap_if(x, a, alone);
 }
 
 /* A call of the library's own on the owner's handle, posted and waited

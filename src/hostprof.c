@@ -264,8 +264,10 @@ int xsc__hostprof_source(const struct xsc_hostprof *hp, char *buf, size_t len)
 static void alone(struct xsc_hostprof *hp, const char *src)
 {
 	long sys = hp->null_syscall_ns, b1 = hp->posted_batch1_ns;
+	long sw = hp->thread_switch_ns > 0 ? hp->thread_switch_ns : 0;
 
 	hp->here_alone = sys < 0 || b1 < 0 || sys < b1;
+	hp->here_look_alone = sys < 0 || b1 < 0 || 2 * sys < b1 + 2 * sw;
 	if (sys < 0 || b1 < 0)
 		snprintf(hp->why_alone, sizeof(hp->why_alone), "the cost of a "
 			 "posted call is unknown here (host profile, %s)", src);

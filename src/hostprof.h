@@ -62,6 +62,10 @@ struct xsc_hostprof {
 	 * it with: a system call < a NOP posted and reaped alone (the
 	 * runtime, sched/syscalls.c) */
 	bool here_alone;
+	/* the same for an open that needs a look at its path first: two
+	 * system calls < a call posted alone to io_uring's workers (a NOP
+	 * posted alone, and a switch to a worker thread and back) */
+	bool here_look_alone;
 	char why_alone[200];
 	char why_cheap[240];	/* the route reason of a .cheap row */
 	/* the route reason of a .cheap_if row, which speaks of opens:

@@ -344,7 +344,7 @@ static bool arg_is(const struct xsc_sysdef *d, const char k[6], uint8_t pos1, ch
 }
 
 /* The columns of the policies the runtime and the shim read by row
- * (creds, sandbox, intr, unmaps, fdkind, nonblock, probe, turn, sigpipe). */
+ * (creds, sandbox, intr, unmaps, fdkind, nonblock, probe, turn, sigpipe, disk). */
 static int check_policies(FILE *f, long nr, const struct xsc_sysdef *d, const char k[6])
 {
 	int bad = 0;
@@ -381,8 +381,11 @@ static int check_policies(FILE *f, long nr, const struct xsc_sysdef *d, const ch
 		BAD("SIGPIPE details (.sigpipe) without its descriptor");
 	if (!arg_is(d, k, d->sigpipe.fd, XSC_A_FD) || !arg_is(d, k, d->turn.msg, XSC_A_CONST) ||
 	    !arg_is(d, k, d->sigpipe.msg, XSC_A_CONST) || !arg_is(d, k, d->sigpipe.pos, XSC_A_INT) ||
-	    !arg_is(d, k, d->nonblock, XSC_A_CONST) || !arg_is(d, k, d->probe, XSC_A_INT))
-		BAD("a column names an argument of another kind (.sigpipe, .turn.msg, .nonblock, .probe)");
+	    !arg_is(d, k, d->nonblock, XSC_A_CONST) || !arg_is(d, k, d->probe, XSC_A_INT) ||
+	    !arg_is(d, k, d->disk, XSC_A_FD))
+		BAD("a column names an argument of another kind (.sigpipe, .turn.msg, .nonblock, .probe, .disk)");
+	if (d->disk && (d->thread != XSC_ANY_THREAD || d->block != XSC_MAY_BLOCK))
+		BAD("a call made alone on a disk descriptor (.disk) that is thread-bound or never posted");
 	return bad;
 #undef BAD
 }

@@ -212,9 +212,11 @@ struct xsc_sysdef {
 	bool cheap;
 	/* non-NULL: with these arguments the call may run in the caller (it
 	 * can wait for nothing but the disk there), and true when, by the
-	 * host profile (x->here_*), that costs less than posting it; AUTO
-	 * then runs it in the caller (xsc__cheap_here) */
-	bool (*cheap_if)(const struct xsc *x, const int64_t a[6]);
+	 * host profile (x->here_*), that costs less than posting it in a
+	 * batch, or with `alone` than posting it alone (a fiber with nothing
+	 * to batch with, sched/syscalls.c); AUTO then runs it in the caller
+	 * (xsc__cheap_here) */
+	bool (*cheap_if)(const struct xsc *x, const int64_t a[6], bool alone);
 	const char *refuse;	/* non-NULL: never run by xsc (-EINVAL), and why */
 	/* non-NULL: the shim policy for these arguments, instead of .shim */
 	enum xsc_shim (*shim_args)(const int64_t a[6]);
@@ -235,6 +237,11 @@ struct xsc_sysdef {
 				   blocking) */
 	uint8_t probe;		/* a wait's timeout in milliseconds: a wait
 				   may first look with 0 (sched/syscalls.c) */
+	/* the descriptor a call acts on: made on a regular file or a block
+	 * device, it waits for nothing but the disk, and a fiber alone on
+	 * its vcpu makes it itself where a system call costs less than a
+	 * call posted alone (sched/syscalls.c) */
+	uint8_t disk;
 	struct {
 		uint8_t dir;		/* enum xsc_turn_dir */
 		uint8_t msg;		/* its MSG_* flags: MSG_DONTWAIT takes no

@@ -11,6 +11,7 @@
  * STATX does not break its link, so the read would clobber the buffer.)
  */
 #include "uring_prep.h"
+#include "hostprof.h"
 #include "ucopy.h"
 
 #include <fcntl.h>
@@ -66,7 +67,7 @@ void xsc__prep_open_sqe(struct io_uring_sqe *sqe, long dfd, const char *path,
  * is always the program's own call, with its own arguments, so the
  * answer is the kernel's even when the path changes in between; such a
  * race can only make the caller wait in its open, as natively. */
-static bool open_here(const struct xsc *x, long dfd, long path, long flags)
+static bool open_here(const struct xsc *x, long dfd, long path, long flags, bool alone)
 {
 	struct stat st;
 
@@ -74,8 +75,8 @@ static bool open_here(const struct xsc *x, long dfd, long path, long flags)
 	if ((flags & (O_CREAT | O_TRUNC)) || (flags & O_TMPFILE) == O_TMPFILE)
 		return false;
 	if (!xsc__open_may_wait(flags))
-		return x->here_ring;
-	if (!x->here_look)
+		return alone ? x->hp->here_alone : x->here_ring;
+	if (!(alone ? x->hp->here_look_alone : x->here_look))
 		return false;
 	if (xsc__sys4(SYS_newfstatat, dfd, path, &st,
 		      (flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0) < 0)
@@ -90,14 +91,14 @@ static bool open_here(const struct xsc *x, long dfd, long path, long flags)
 	}
 }
 
-bool xsc__open_here(const struct xsc *x, const int64_t a[6])
+bool xsc__open_here(const struct xsc *x, const int64_t a[6], bool alone)
 {
-	return open_here(x, AT_FDCWD, a[0], a[1]);
+	return open_here(x, AT_FDCWD, a[0], a[1], alone);
 }
 
-bool xsc__openat_here(const struct xsc *x, const int64_t a[6])
+bool xsc__openat_here(const struct xsc *x, const int64_t a[6], bool alone)
 {
-	return open_here(x, a[0], a[1], a[2]);
+	return open_here(x, a[0], a[1], a[2], alone);
 }
 
 int xsc__prep_open(struct xsc *x, int id)

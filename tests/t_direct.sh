@@ -12,7 +12,12 @@
 #   - one vcpu (taskset), where a thread keeps yielding through the last
 #     case: its 4000 calls are posted with others to batch;
 #   - a host where a system call costs more than a call posted alone
-#     (XSC_HOST_PROFILE): none made alone, and -v says the rule is off.
+#     (XSC_HOST_PROFILE): none made alone, and -v says the rule is off;
+#   - `tp_direct disk`, calls that wait for nothing but the disk (a
+#     pread, fstat, open, read and close of a regular file, 6,000 in
+#     all): none posted, here (made alone, or by this host's route), and
+#     on a host where a system call costs 1,100 ns and one posted alone
+#     1,250 ns all of them made alone.
 # Exit 0 pass, 1 fail, 77 skip.
 # xsc-test: timeout=300
 set -u
@@ -35,22 +40,24 @@ way() {
 	line=$(grep "xsc run: the threads' calls:" "$1") || { echo -1; return; }
 	case $2 in
 	posted) sed 's/.*calls: \([0-9]*\) posted (may wait).*/\1/' <<<"$line" ;;
-	alone) sed 's/.*cannot wait: \([0-9]*\) made alone.*/\1/' <<<"$line" ;;
+	alone) sed 's/.*cannot wait for a peer: \([0-9]*\) made alone.*/\1/' <<<"$line" ;;
 	batched) sed 's/.* \([0-9]*\) posted with others to batch.*/\1/' <<<"$line" ;;
 	sole) sed 's/.*waits: \([0-9]*\) made by the only thread.*/\1/' <<<"$line" ;;
+	route) sed 's/.* \([0-9]*\) made by the caller by route.*/\1/' <<<"$line" ;;
 	esac
 }
 
-# run LABEL [PREFIX...]: tp_direct under xsc run -v; its output must be
-# the native run's
+# run LABEL [PREFIX...]: tp_direct (its arguments in $targs) under xsc
+# run -v; its output must be the native run's
+targs=""
 run() {
 	local label=$1
 	shift
-	timeout -k 5 40 "$@" "$xsc" run -v -- "$prog" >"$tmp/$label.out" 2>"$tmp/$label.err"
+	timeout -k 5 40 "$@" "$xsc" run -v -- "$prog" $targs >"$tmp/$label.out" 2>"$tmp/$label.err"
 	local rc=$?
-	if [ $rc -ne 0 ] || ! cmp -s "$tmp/native.out" "$tmp/$label.out"; then
+	if [ $rc -ne 0 ] || ! cmp -s "$tmp/native$targs.out" "$tmp/$label.out"; then
 		bad "$label: exit $rc, output differs from native:"
-		diff "$tmp/native.out" "$tmp/$label.out" | head -5
+		diff "$tmp/native$targs.out" "$tmp/$label.out" | head -5
 		return 1
 	fi
 }
@@ -60,6 +67,10 @@ printf '%s\n' "null_syscall_ns 2000" "posted_batch1_ns 1250" "posted_batch32_ns 
 	"posted_async_batch32_ns 400" "tls_switch_ns 1100" "thread_switch_ns 4000" \
 	"cross_core_wake_ns 30000" "xsave_bytes 2696" "xsavec 1" >"$tmp/dear"
 "$prog" >"$tmp/native.out" || { echo "FAIL: natively: exit $?"; cat "$tmp/native.out"; exit 1; }
+"$prog" disk >"$tmp/nativedisk.out" || { echo "FAIL: natively, disk: exit $?"; cat "$tmp/nativedisk.out"; exit 1; }
+printf '%s\n' "null_syscall_ns 1100" "posted_batch1_ns 1250" "posted_batch32_ns 100" \
+	"posted_async_batch32_ns 400" "tls_switch_ns 1100" "thread_switch_ns 4000" \
+	"cross_core_wake_ns 30000" "xsave_bytes 2696" "xsavec 1" >"$tmp/dear-alone"
 for b in ${XSC_TP_BACKENDS:-uring sqpoll}; do
 	[ "$b" = worker ] && continue	# no ring: posting costs a thread switch, it always is
 	export XSC_BACKEND=$b
@@ -76,8 +87,35 @@ for b in ${XSC_TP_BACKENDS:-uring sqpoll}; do
 	[ "$n" -eq 0 ] || bad "$b, a system call dearer than a lone posted call: $n made alone (want 0)"
 	grep -q "nothing is posted (off): a system call costs 2000 ns here" "$tmp/$b-dear.err" ||
 		bad "$b, dear: -v does not say the rule is off"
+	targs=""
 	echo "$b: two vcpus: $a made alone, $s waits by the only thread, $p posted;" \
 		"one vcpu: $(way "$tmp/$b-one.err" batched) batched"
+	targs=disk
+	run "$b-disk" taskset -c 0 && n=$(way "$tmp/$b-disk.err" alone) &&
+		{ [ "$n" -eq 0 ] || bad "$b forced, disk calls: $n made alone (want 0: the io_uring form)"; }
+	targs=""
 done
+
+# Calls that wait for nothing but the disk, under AUTO (a forced backend
+# posts them in io_uring's form, above)
+unset XSC_BACKEND
+targs=disk
+if run auto-disk taskset -c 0; then
+	a=$(way "$tmp/auto-disk.err" alone) r=$(way "$tmp/auto-disk.err" route) p=$(way "$tmp/auto-disk.err" posted)
+	[ "$p" -le 10 ] || bad "auto, disk calls: $p posted (want <= 10: they wait for no peer)"
+	[ $((a + r)) -ge 6000 ] || bad "auto, disk calls: $a made alone and $r by route (want >= 6000)"
+	echo "auto: disk: $a made alone, $r by route, $p posted"
+fi
+if run auto-disk-dear env XSC_HOST_PROFILE="$tmp/dear-alone" taskset -c 0; then
+	n=$(way "$tmp/auto-disk-dear.err" alone)
+	[ "$n" -ge 6000 ] || bad "auto, disk calls, a system call dearer than a posted one but cheaper than one posted alone: $n made alone (want >= 6000)"
+	echo "auto, system calls dear: disk: $n made alone"
+fi
+if run auto-disk-dearer env XSC_HOST_PROFILE="$tmp/dear" taskset -c 0; then
+	n=$(way "$tmp/auto-disk-dearer.err" alone)
+	[ "$n" -eq 0 ] || bad "auto, disk calls, a system call dearer than one posted alone: $n made alone (want 0)"
+fi
+targs=""
+
 [ $fails -eq 0 ] && echo "PASS" && exit 0
 exit 1

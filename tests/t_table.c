@@ -108,6 +108,12 @@ static int check_the_check(void)
 			MUST_FLAG(".probe of a call that never blocks", m.block = XSC_NEVER_BLOCKS);
 		if (d->probe)
 			MUST_FLAG(".probe naming a pointer", m.probe = 1);
+		if (d->disk)
+			MUST_FLAG(".disk naming a buffer", m.disk = 2);
+		if (d->disk)
+			MUST_FLAG(".disk on a thread-bound call", m.thread = XSC_THREAD_SIGNALS);
+		if (d->disk)
+			MUST_FLAG(".disk on a call that never blocks", m.block = XSC_NEVER_BLOCKS);
 		if (xsc__row_bound(d))
 			MUST_FLAG("a bound row translated", m.uring.prep = xsc__sys[SYS_read].uring.prep;
 				  m.uring.op[0] = 1; m.uring.note = "x");

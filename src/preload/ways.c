@@ -56,7 +56,7 @@ void tp_ways_reaped(const struct xsc_fiber *f)
 
 static void line(const char *who, const uint64_t *w)
 {
-	xsc__say("xsc run: %s: %lu posted (may wait); cannot wait: %lu made alone, "
+	xsc__say("xsc run: %s: %lu posted (may wait); cannot wait for a peer: %lu made alone, "
 		 "%lu posted with others to batch; waits: %lu made by the only thread "
 		 "of a vcpu, %lu answered by a look (timeout 0), %lu looked and "
 		 "posted; %lu made by the caller by route\n",
@@ -77,7 +77,8 @@ void tp_ways_report(const uint64_t *all)
 		keep(v->cur->vtid, v->cur->way);
 	line("the threads' calls", all);
 	if (hp)
-		xsc__say("xsc run: a call that cannot wait is made by its thread when "
+		xsc__say("xsc run: a call that cannot wait for a peer (on a non-blocking "
+			 "descriptor, or waiting only for the disk) is made by its thread when "
 			 "nothing else is runnable on its vcpu and nothing is posted (%s): "
 			 "%s\n", hp->here_alone ? "on" : "off", hp->why_alone);
 	for (int i = 0; i < top.n; i++) {

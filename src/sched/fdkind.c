@@ -228,8 +228,14 @@ uint64_t xsc__fdkind_closing(int first, int last, bool begin, uint64_t marked)
 
 	if (first < 0 || last < first)
 		return 0;
-	if (begin && first == last)
+	if (begin && first == last) {
 		word(first, true);	/* one descriptor: always marked */
+		/* what it was, for the closing fiber (the kind is forgotten
+		 * below): a disk's close is made alone (syscalls.c) */
+		struct xsc_fiber *f = xsc__cur();
+		if (f)
+			f->closing_disk = xsc__fdkind_get(first) == 1 ? first + 1 : 0;
+	}
 	_Static_assert(XSC_FDTAB_MAX / 16384 <= 64, "a bit per chunk in the mask");
 	for (unsigned c = (unsigned)first / kinds.per;
 	     c < XSC_FDTAB_MAX / kinds.per && c <= (unsigned)last / kinds.per; c++) {

@@ -124,6 +124,8 @@ struct xsc_fiber {
 	_Alignas(16) unsigned char ext[XSC_FIBER_EXT];
 	struct xsc_vcpu *turn_v;	/* the vcpu its descriptor turn counts on, or
 					   NULL (fdq.c) */
+	int closing_disk;		/* fd + 1: its close in flight found a regular
+					   file or block device (fdkind.c) */
 	/* futex waits (futex.c) */
 	const uint32_t *fx_addr;
 	xsc_cond_t *fx_q;		/* the queue it waits in: a hash bucket's

@@ -275,6 +275,28 @@ static bool cannot_wait(const struct xsc_sysdef *d, const long *a)
 	return a[0] >= 0 && a[0] <= INT_MAX && xsc__fdkind_nowait((int)a[0]);
 }
 
+/* A call that waits for nothing but the disk: the stat family (.cheap),
+ * or a call on a descriptor the program found to be a regular file or a
+ * block device (.disk; sched/fdkind.c: a close has marked it closing
+ * already, and the closing fiber keeps what it was).  AUTO only: a forced
+ * backend posts them in io_uring's form. */
+static bool disk_only(const struct xsc *x, const struct xsc_fiber *f,
+		      const struct xsc_sysdef *d, const long *a)
+{
+	if (x->cfg.backend != XSC_BACKEND_AUTO)
+		return false;
+	if (d->cheap)
+		return true;
+	if (!d->disk)
+		return false;
+	long fd = a[d->disk - 1];
+	if (fd < 0 || fd > INT_MAX)
+		return false;
+	if (d->fdkind == XSC_FDKIND_CLOSE)
+		return f->closing_disk == fd + 1;
+	return xsc__fdkind_get((int)fd) == 1;
+}
+
 /* Nothing can become runnable on v while its fiber f waits in the
  * kernel, and f's own signals can end the wait: f is not in a handler
  * that holds them blocked (f->masked), none of its calls is in flight,
@@ -346,7 +368,7 @@ static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long 
  * to batch with (an event loop's thread) makes its calls as it would
  * natively:
  *   - a call that cannot wait (on a non-blocking descriptor, or with
- *     MSG_DONTWAIT);
+ *     MSG_DONTWAIT), or waits for nothing but the disk (disk_only);
  *   - a wait (.probe: its timeout), whole, when nothing can become
  *     runnable on its vcpu meanwhile (sole()); else it first looks with
  *     timeout 0, and events ready then are the wait's answer (a wait
@@ -361,7 +383,15 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 	const struct xsc_sysdef *d = &xsc__sys[nr];
 
 	*post = a;
-	if (cannot_wait(d, a)) {
+	/* an open that can wait for nothing but the disk (.cheap_if: its
+	 * look at the path is a system call, made only when alone) */
+	if (__builtin_expect(d->cheap_if != NULL, 0) && alone(v) &&
+	    xsc__cheap_here(v->x, d, (const int64_t *)a, true)) {
+		count(v, f, XSC_WAY_ALONE);
+		*r = xsc__call_here(nr, (const int64_t *)a);
+		return true;
+	}
+	if (cannot_wait(d, a) || disk_only(v->x, f, d, a)) {
 		if (!alone(v)) {
 			count(v, f, XSC_WAY_BATCHED);
 			return false;
@@ -402,7 +432,7 @@ static long route_call(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const l
 	/* cheaper here for these arguments (.cheap_if): no park at all */
 	if ((v->x->head[nr].route == XSC_BACKEND_URING ||
 	     v->x->head[nr].route == XSC_BACKEND_SQPOLL) && v->x->have_ring &&
-	    xsc__cheap_here(v->x, &xsc__sys[nr], (const int64_t *)a)) {
+	    xsc__cheap_here(v->x, &xsc__sys[nr], (const int64_t *)a, false)) {
 		count(v, f, XSC_WAY_CALLER);
 		return xsc__call_here(nr, (const int64_t *)a);
 	}

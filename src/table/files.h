@@ -8,6 +8,7 @@
 	/* ---- read/write ------------------------------------------------ */
 	[SYS_read] = {
 		.args = "fd,out,len",
+		.disk = 1,
 		.intr = XSC_INTR_RESTART,
 		.turn = { XSC_TURN_READ, 0 },
 		.block = XSC_MAY_BLOCK,
@@ -23,6 +24,7 @@
 	},
 	[SYS_write] = {
 		.args = "fd,in,len",
+		.disk = 1,
 		.intr = XSC_INTR_RESTART,
 		.turn = { XSC_TURN_WRITE, 0 },
 		.sigpipe = { .fd = 1 },
@@ -39,6 +41,7 @@
 	},
 	[SYS_pread64] = {
 		.args = "fd,out,len,off",
+		.disk = 1,
 		.intr = XSC_INTR_RESTART,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
@@ -47,6 +50,7 @@
 	},
 	[SYS_pwrite64] = {
 		.args = "fd,in,len,off",
+		.disk = 1,
 		.intr = XSC_INTR_RESTART,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
@@ -55,6 +59,7 @@
 	},
 	[SYS_readv] = {
 		.args = "fd,iov_out,n",
+		.disk = 1,
 		.intr = XSC_INTR_RESTART,
 		.turn = { XSC_TURN_READ, 0 },
 		.block = XSC_MAY_BLOCK,
@@ -69,6 +74,7 @@
 	},
 	[SYS_writev] = {
 		.args = "fd,iov_in,n",
+		.disk = 1,
 		.intr = XSC_INTR_RESTART,
 		.turn = { XSC_TURN_WRITE, 0 },
 		.sigpipe = { .fd = 1 },
@@ -84,18 +90,21 @@
 	},
 	[SYS_preadv] = {
 		.args = "fd,iov_out,n,off,off_hi",
+		.disk = 1,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
 	},
 	[SYS_pwritev] = {
 		.args = "fd,iov_in,n,off,off_hi",
+		.disk = 1,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
 	},
 	[SYS_preadv2] = {
 		.args = "fd,iov_out,n,off,off_hi,flags",
+		.disk = 1,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
@@ -108,6 +117,7 @@
 	},
 	[SYS_pwritev2] = {
 		.args = "fd,iov_in,n,off,off_hi,flags",
+		.disk = 1,
 		.sigpipe = { .fd = 1, .pos = 4 },
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
@@ -176,6 +186,7 @@
 	},
 	[SYS_close] = {
 		.args = "fd",
+		.disk = 1,
 		.fdkind = XSC_FDKIND_CLOSE,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
@@ -312,6 +323,7 @@
 	},
 	[SYS_fstat] = {
 		.args = "fd,out",
+		.disk = 1,
 		.fdkind = XSC_FDKIND_STAT,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,

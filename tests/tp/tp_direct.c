@@ -17,7 +17,11 @@
  *             thread interrupts returns EINTR, for a signal to the process
  *             (setitimer) and one sent to the thread (pthread_kill);
  *   busy      the same reads while another thread keeps yielding (run on
- *             one vcpu by t_direct.sh: the reads are batched then).
+ *             one vcpu by t_direct.sh: the reads are batched then);
+ *   disk      (only, with the argument "disk") calls that wait for nothing
+ *             but the disk: a pread and an fstat of a regular file the
+ *             thread has looked at, an open of it, its fstat, a read and
+ *             the close, 1,000 times each: the bytes read.
  * Prints one line per case; exit 0.  t_transparent compares the output
  * with the native run's, t_direct.sh also which way the calls went.
  */
@@ -34,6 +38,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -244,12 +249,43 @@ static void busy(void)
 	close(s[1]);
 }
 
+static void disk(void)
+{
+	char path[] = "/tmp/tp_direct.XXXXXX", c;
+	int fd = mkstemp(path);
+	long sum = 0, bad = 0;
+	struct stat st;
+
+	if (fd < 0 || write(fd, "0123456789", 10) != 10 || fstat(fd, &st) != 0) {
+		printf("disk: setup failed: %s\n", strerror(errno));
+		fails++;
+		return;
+	}
+	for (int i = 0; i < 1000; i++) {
+		int g;
+		if (pread(fd, &c, 1, i % 10) != 1 || fstat(fd, &st) != 0 || st.st_size != 10 ||
+		    (g = open(path, O_RDONLY)) < 0) {
+			bad++;
+			continue;
+		}
+		sum += c - '0';
+		if (fstat(g, &st) != 0 || read(g, &c, 1) != 1 || c != '0')
+			bad++;
+		if (close(g) != 0)
+			bad++;
+	}
+	printf("disk: read %ld, %ld calls failed\n", sum, bad);
+	fails += bad != 0 || sum != 4500;
+	unlink(path);
+	close(fd);
+}
+
 static void *nothing(void *arg)
 {
 	return arg;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	pthread_t t;
 
@@ -257,6 +293,10 @@ int main(void)
 	/* a second thread starts the runtime of `xsc run` */
 	pthread_create(&t, NULL, nothing, NULL);
 	pthread_join(t, NULL);
+	if (argc > 1 && !strcmp(argv[1], "disk")) {
+		disk();
+		return fails ? 1 : 0;
+	}
 	nonblock();
 	cleared();
 	dontwait();
