@@ -137,7 +137,7 @@ int xsc__prep_poll(struct xsc *x, int id)
 	int tmo = (int)a[2];
 
 	if (a[1] != 1 || tmo == 0 ||
-	    xsc__ucopy_in(&ax->tm.pfd, PTR(a[0]), sizeof(struct pollfd)) < 0)
+	    xsc__ucopy_in_for(x, s->tag, &ax->tm.pfd, PTR(a[0]), sizeof(struct pollfd)) < 0)
 		return 0;
 	if (ax->tm.pfd.fd < 0)
 		return 0;
@@ -167,7 +167,7 @@ long xsc__done_poll(struct xsc *x, int id)
 	} else {
 		return s->res[0];
 	}
-	if (xsc__ucopy_out(&u->revents, &rev, sizeof(rev)) < 0)
+	if (xsc__ucopy_out_for(x, s->tag, &u->revents, &rev, sizeof(rev)) < 0)
 		return -EFAULT;
 	return ret;
 }

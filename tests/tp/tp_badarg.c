@@ -160,6 +160,10 @@ static void *calls(void *arg)
 	       edge - 8, NULL), -EFAULT);
 	expect("clock_nanosleep: request unreadable", syscall(SYS_clock_nanosleep,
 	       CLOCK_MONOTONIC, 0, bad, NULL), -EFAULT);
+	/* poll of one descriptor: the pollfd read where it is described and
+	 * its revents written back (plainly only on the caller's stack) */
+	expect("poll: pollfd unreadable", syscall(SYS_poll, bad, 1, 10), -EFAULT);
+	expect("poll: pollfd across a page's end", syscall(SYS_poll, edge - 4, 1, 10), -EFAULT);
 
 	/* futex */
 	expect("futex: wait on an unreadable word", syscall(SYS_futex, bad,
