@@ -49,10 +49,10 @@ bpftrace -e "tracepoint:raw_syscalls:sys_enter /cpu == $cpu && comm != \"bpftrac
 	while (\$i < 4000 && nsecs < \$end) { \$i++; }
 }" >"$tmp/bt.log" 2>&1 &
 bt=$!
-for _ in $(seq 300); do
-	grep -q '^Attaching' "$tmp/bt.log" && break
+waited=0	# tenths of a second, at most 30 s
+until grep -q '^Attaching' "$tmp/bt.log" || [ $waited -ge 300 ]; do
 	kill -0 "$bt" 2>/dev/null || break
-	sleep 0.1
+	waited=$((waited + 1)) && sleep 0.1
 done
 sleep 1	# a program the kernel refused is reported after "Attaching"
 if ! grep -q '^Attaching' "$tmp/bt.log" || grep -q 'Error loading' "$tmp/bt.log" ||

@@ -170,9 +170,12 @@ static void dontwait(void)
 	printf("dontwait ok\n");
 }
 
+static volatile sig_atomic_t alarms;
+
 static void on_alarm(int sig)
 {
 	(void)sig;
+	alarms++;
 }
 
 /* pthread_kill(arg, SIGALRM) 30 ms from now, from another thread */
@@ -211,6 +214,9 @@ static void epoll(void)
 	t0 = now_ms();
 	errno = 0;
 	n = epoll_wait(ep, out, 4, 5000);
+	if (n != -1 || errno != EINTR || now_ms() - t0 >= 4000)
+		printf("epoll EINTR: %d after %.0f ms, signals handled %d\n", n,
+		       now_ms() - t0, (int)alarms);
 	check("epoll EINTR", n == -1 && errno == EINTR && now_ms() - t0 < 4000);
 	pthread_t k;
 	pthread_create(&k, NULL, killer, (void *)pthread_self());
