@@ -334,9 +334,10 @@ static void run_key_dtors(struct xsc_fiber *f)
 /* The stack fiber f runs on: [*lo, *hi), false when not known. */
 static bool stack_of(const struct xsc_fiber *f, uintptr_t *lo, uintptr_t *hi)
 {
-	if (f->fs && f->tstack_hi) {
+	if (f->fs) {	/* a program's thread: the stack its creator gave */
 		*lo = f->tstack_lo;
 		*hi = f->tstack_hi;
+		return *hi != 0;
 	} else if (f->ctx.stack_size) {
 		*lo = (uintptr_t)f->ctx.stack_lo;
 		*hi = *lo + f->ctx.stack_size;
