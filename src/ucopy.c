@@ -122,30 +122,31 @@ int xsc__ucopy_in(void *dst, const void *usrc, size_t len)
 }
 
 bool (*xsc__umem_ours)(uint64_t tag, uintptr_t p, size_t len);
-bool (*xsc__umem_live)(uint64_t tag, uintptr_t p, size_t len);
+
+/* [p, p + len) of the caller of entry `tag` is known to be there */
+static bool ours(const struct xsc *x, uint64_t tag, const void *p, size_t len)
+{
+	return p && x->shared && xsc__umem_ours && xsc__umem_ours(tag, (uintptr_t)p, len);
+}
 
 int xsc__ucopy_in_for(const struct xsc *x, uint64_t tag, void *dst,
 		      const void *usrc, size_t len)
 {
-	if (usrc && x->shared && xsc__umem_live &&
-	    xsc__umem_live(tag, (uintptr_t)usrc, len)) {
-		memcpy(dst, usrc, len);
-		return 0;
-	}
-	return xsc__ucopy_in(dst, usrc, len);
+	if (!ours(x, tag, usrc, len))
+		return xsc__ucopy_in(dst, usrc, len);
+	memcpy(dst, usrc, len);
+	return 0;
 }
 
 /* xsc__ucopy_out, or a plain copy where the caller's memory is known to
- * be there (xsc__umem_ours): no system call.  1: copied plainly. */
+ * be there: no system call.  1: copied plainly. */
 int xsc__ucopy_out_for(const struct xsc *x, uint64_t tag, void *udst,
 		       const void *src, size_t len)
 {
-	if (udst && x->shared && xsc__umem_ours &&
-	    xsc__umem_ours(tag, (uintptr_t)udst, len)) {
-		memcpy(udst, src, len);
-		return 1;
-	}
-	return xsc__ucopy_out(udst, src, len);
+	if (!ours(x, tag, udst, len))
+		return xsc__ucopy_out(udst, src, len);
+	memcpy(udst, src, len);
+	return 1;
 }
 
 int xsc__ucopy_out(void *udst, const void *src, size_t len)

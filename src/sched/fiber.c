@@ -325,12 +325,6 @@ static void run_key_dtors(struct xsc_fiber *f)
 	f->kv = NULL;
 }
 
-/* xsc__umem_ours (ucopy.c): a posted call's buffer in the live part of
- * the parked fiber's own stack, from its saved stack pointer up to the
- * top (the stack it was made with, or for a program's thread the one
- * its creator gave): memory it has run on, above any guard page, mapped while it
- * waits in that very call.  Tags on the runtime's handles are fibers, or
- * carry a low bit (sync.c's timers, fdq.c's turns, XSC_TAG_OWN). */
 /* The stack fiber f runs on: [*lo, *hi), false when not known. */
 static bool stack_of(const struct xsc_fiber *f, uintptr_t *lo, uintptr_t *hi)
 {
@@ -347,31 +341,24 @@ static bool stack_of(const struct xsc_fiber *f, uintptr_t *lo, uintptr_t *hi)
 	return true;
 }
 
-bool xsc__fiber_umem(uint64_t tag, uintptr_t p, size_t len)
+/* xsc__umem_ours (ucopy.c): a call's buffer in the live part of its
+ * fiber's own stack, up to the top (the stack it was made with, or for a
+ * program's thread the one its creator gave): memory it has run on,
+ * above any guard page.  Parked in the call, from its saved stack
+ * pointer: mapped while it waits in that very call.  Still running (it
+ * flushes itself), from the frame running now, when that frame is on its
+ * stack (not a signal stack).  Tags on the runtime's handles are fibers,
+ * or carry a low bit (sync.c's timers, fdq.c's turns, XSC_TAG_OWN). */
+__attribute__((noinline)) bool xsc__fiber_umem(uint64_t tag, uintptr_t p, size_t len)
 {
 	const struct xsc_fiber *f = (const struct xsc_fiber *)(uintptr_t)tag;
-	uintptr_t lo, hi;
+	uintptr_t lo, hi, from = (uintptr_t)__builtin_frame_address(0);
 
 	if (!f || (tag & 3) || !stack_of(f, &lo, &hi))
 		return false;
-	return p >= (uintptr_t)f->ctx.sp && p + len <= hi && p + len > p;
-}
-
-/* xsc__umem_live (ucopy.c): memory the fiber that posted a call (its
- * tag) is sure to have while the call is described: parked in it, as
- * xsc__fiber_umem; still running (it flushes itself), its stack from the
- * frame running now up to the top, when that frame is on its stack (not
- * a signal stack). */
-__attribute__((noinline)) bool xsc__fiber_umem_live(uint64_t tag, uintptr_t p, size_t len)
-{
-	const struct xsc_fiber *f = (const struct xsc_fiber *)(uintptr_t)tag;
-	uintptr_t lo, hi, here = (uintptr_t)__builtin_frame_address(0);
-
-	if (!f || (tag & 3))
-		return false;
 	if (f != xsc__cur())
-		return xsc__fiber_umem(tag, p, len);
-	if (!stack_of(f, &lo, &hi))
+		from = (uintptr_t)f->ctx.sp;
+	else if (from < lo || from >= hi)
 		return false;
-	return here >= lo && here < hi && p >= here && p + len <= hi && p + len > p;
+	return p >= from && p + len <= hi && p + len > p;
 }

@@ -135,7 +135,6 @@ static void apply_config(const struct xsc_runtime_config *cfg)
 static int vcpus_alloc(const struct xsc_runtime_config *cfg)
 {
 	xsc__umem_ours = xsc__fiber_umem;
-	xsc__umem_live = xsc__fiber_umem_live;
 	int cpus[CPU_SETSIZE], ncpus = xsc__cpus_allowed(cpus, CPU_SETSIZE), first = 0;
 	int n;
 

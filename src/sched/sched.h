@@ -271,7 +271,6 @@ struct xsc_fiber *xsc__steal(struct xsc_vcpu *v);	/* new fibers of another vcpu 
 struct xsc_vcpu *xsc__place(void);	/* where a new fiber goes */
 void xsc__reap_dead(struct xsc_vcpu *v, struct xsc_fiber *f);	/* its stack is free */
 bool xsc__fiber_umem(uint64_t tag, uintptr_t p, size_t len);	/* xsc__umem_ours */
-bool xsc__fiber_umem_live(uint64_t tag, uintptr_t p, size_t len);	/* xsc__umem_live */
 void *xsc__vcpu_thread(void *arg);	/* a vcpu's kernel thread */
 int xsc__vcpu_init(struct xsc_vcpu *v);	/* its handle, on its thread */
 void xsc__vcpu_loop(struct xsc_vcpu *v);	/* the scheduler, until stop */
