@@ -352,7 +352,7 @@ static int check_policies(FILE *f, long nr, const struct xsc_sysdef *d, const ch
 		  fprintf(f, __VA_ARGS__), fputc('\n', f), bad++)
 
 	if (d->creds > XSC_CREDS_THREAD || d->sandbox > XSC_SANDBOX_LANDLOCK ||
-	    d->intr > XSC_INTR_RESTART || d->unmaps > XSC_UNMAPS_FIXED ||
+	    d->intr > XSC_INTR_WAIT || d->unmaps > XSC_UNMAPS_FIXED ||
 	    d->fdkind > XSC_FDKIND_SHARE || d->turn.dir > XSC_TURN_WRITE)
 		BAD("a policy column (.creds .sandbox .intr .unmaps .fdkind .turn) out of range");
 	if (d->fdkind == XSC_FDKIND_NEW &&

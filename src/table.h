@@ -134,6 +134,10 @@ enum xsc_intr {
 	XSC_INTR_NONE,		/* not interrupted (or never waits) */
 	XSC_INTR_EINTR,		/* -EINTR, never restarted */
 	XSC_INTR_RESTART,	/* restarted with SA_RESTART, else -EINTR */
+	/* only in a wait: canceled before it began, it is made again after
+	 * the handlers; interrupted in the kernel, XSC_INTR_RESTART (an
+	 * open, which waits only on a FIFO or a device) */
+	XSC_INTR_WAIT,
 };
 /* .unmaps: may unmap or change the protection of the program's memory
  * (transparent mode forgets the pages it has seen readable). */

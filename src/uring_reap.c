@@ -13,6 +13,16 @@
 
 static enum xsc_verdict finish_slow(struct xsc *x, int id);
 
+
+/* A worker's call that a cancel interrupted in its wait (an open of a
+ * FIFO) can complete with the kernel's own restart codes, which never
+ * reach a program (ERESTARTSYS 512 .. ERESTART_RESTARTBLOCK 516): its
+ * answer is EINTR, which the signal path then restarts or not, as the
+ * kernel would have. */
+static inline int user_res(int r)
+{
+	return __builtin_expect((unsigned)(r + 516) <= 4, 0) ? -EINTR : r;
+}
 /* An entry's last CQE arrived: its result, unless the translation needs
  * a say (done function) -- then finish_slow, whose verdict may hand the
  * entry back to the dispatcher. */
@@ -111,11 +121,11 @@ int xsc__uring_reap(struct xsc *x)
 			 * part bookkeeping, no done function to look up */
 			s->parts = 0;
 			x->inflight_uring--;
-			xsc__complete_inl(x, id, cqe->res);
+			xsc__complete_inl(x, id, user_res(cqe->res));
 			done++;
 			continue;
 		}
-		s->res[ud & 3] = cqe->res;
+		s->res[ud & 3] = user_res(cqe->res);
 		if (--s->parts == 0) {
 			finish(x, id);
 			done++;

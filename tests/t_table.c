@@ -92,7 +92,7 @@ static int check_the_check(void)
 			MUST_FLAG(".sigpipe.fd past the arguments", m.sigpipe.fd = 7);
 		if (d->sigpipe.msg)
 			MUST_FLAG(".sigpipe.msg without .sigpipe.fd", m.sigpipe.fd = 0);
-		MUST_FLAG(".intr out of range", m.intr = XSC_INTR_RESTART + 1);
+		MUST_FLAG(".intr out of range", m.intr = XSC_INTR_WAIT + 1);
 		if (d->shim != XSC_SHIM_EMULATE)
 			MUST_FLAG(".in_handler in a row the shim does not emulate",
 				  m.in_handler = true);

@@ -134,6 +134,7 @@
 		.args = "path,flags,mode",
 		.newfd = XSC_NEWFD_FILE,
 		.block = XSC_MAY_BLOCK,
+		.intr = XSC_INTR_WAIT,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
 		.chain = { .op = IORING_OP_OPENAT, .kind = XSC_CHAIN_OPEN },
@@ -148,6 +149,7 @@
 		.args = "dirfd,path,flags,mode",
 		.newfd = XSC_NEWFD_FILE,
 		.block = XSC_MAY_BLOCK,
+		.intr = XSC_INTR_WAIT,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
 		.chain = { .op = IORING_OP_OPENAT, .kind = XSC_CHAIN_OPEN },
@@ -162,6 +164,7 @@
 		.args = "dirfd,path,how,size",
 		.newfd = XSC_NEWFD_FILE,
 		.block = XSC_MAY_BLOCK,
+		.intr = XSC_INTR_WAIT,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
 		.uring = {

@@ -439,6 +439,7 @@
 		.args = "path,mode",
 		.newfd = XSC_NEWFD_FILE,
 		.block = XSC_MAY_BLOCK,
+		.intr = XSC_INTR_WAIT,
 		.thread = XSC_ANY_THREAD,
 		.shim = XSC_SHIM_POST,
 	},

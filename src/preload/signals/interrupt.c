@@ -19,11 +19,13 @@
  * before the cancel keeps its result; a canceled sleep reports the time
  * left (sleep_left).  Which calls, and which restart: the rows' .intr;
  * calls without one (connect) are not interrupted. */
-int tp_interruptible(long nr)	/* 2: and restarted with SA_RESTART */
+int tp_interruptible(long nr)	/* 2: and restarted with SA_RESTART; 3: XSC_INTR_WAIT */
 {
 	if (nr < 0 || nr >= XSC_NR_MAX)
 		return 0;
 	switch (xsc__sys[nr].intr) {
+	case XSC_INTR_WAIT:
+		return 3;
 	case XSC_INTR_RESTART:
 		return 2;
 	case XSC_INTR_EINTR:
@@ -72,7 +74,9 @@ void tp_scan(struct xsc_vcpu *v)
 		for (int i = 0; i < NTID && !done; i++)
 			for (struct xsc_fiber *f = tp.tids[i]; f && !done; f = TP(f)->link) {
 				int k = f->call_id ? tp_interruptible(TP(f)->call_nr) : 0;
-				if (k && !(f->sigmask & SIGBIT(s)) && !(restart && k == 2)) {
+				/* not an open: most never wait */
+				if (k && k != 3 && !(f->sigmask & SIGBIT(s)) &&
+				    !(restart && k == 2)) {
 					tp_interrupt(f);
 					done = true;
 				}
@@ -129,11 +133,17 @@ static long sleep_left(const struct xsc_fiber *f, long nr)
 long tp_interrupted(struct xsc_fiber *f, long nr, long r)
 {
 	uint64_t p = __atomic_load_n(&f->sig_pending, __ATOMIC_ACQUIRE) & ~f->sigmask;
-	bool restart = tp_interruptible(nr) == 2;
+	int k = tp_interruptible(nr);
+	bool restart = k >= 2;
 
 	atomic_store(&f->intr, 0);
 	if (r != -ECANCELED && r != -EINTR)
 		return r;	/* it completed first: the kernel's answer */
+	if (r == -ECANCELED && k == 3) {	/* it never began */
+		if (p)
+			xsc__tp_deliver(f);
+		return XSC_CALL_RESTART;
+	}
 	if (r == -ECANCELED && (nr == SYS_nanosleep || nr == SYS_clock_nanosleep)) {
 		long s = sleep_left(f, nr);
 		if (p)
