@@ -326,7 +326,7 @@ static inline __attribute__((always_inline)) int flush(struct xsc *x)
 			/* arguments that tie it to this thread, or make it
 			 * cheaper here (.cheap_if): it runs here */
 			if (__builtin_expect((d->bound && d->bound(e->args)) ||
-					     xsc__cheap_here(x, d, e->args, false), 0))
+					     xsc__cheap_here(x, d, e->args, XSC_HERE_BATCH), 0))
 				b = XSC_BACKEND_INLINE;
 			else if ((xsc__sq_has_room(x, XSC_MAX_PARTS) ||
 				  (!full && !(full = !flush_room(x, &h, &left)))) &&

@@ -24,14 +24,16 @@ static inline void xsc__reroute(struct xsc *x)
 }
 
 /* A call routed to io_uring runs in the caller instead: AUTO, no seccomp
- * filter (a row's .cheap_if may look at its arguments with a system call
- * of its own), and the row's .cheap_if says so for these arguments on
- * this host (x->here_*: the host profile). */
+ * filter unless the fiber is sole (a row's .cheap_if may look at its
+ * arguments with a system call of its own, which a sole fiber's never
+ * makes), and the row's .cheap_if says so for these arguments on this
+ * host (x->here_*: the host profile). */
 static inline bool xsc__cheap_here(const struct xsc *x, const struct xsc_sysdef *d,
-				   const int64_t a[6], bool alone)
+				   const int64_t a[6], enum xsc_here where)
 {
 	return __builtin_expect(d->cheap_if != NULL, 0) &&
-	       x->cfg.backend == XSC_BACKEND_AUTO && !x->pr.seccomp && d->cheap_if(x, a, alone);
+	       x->cfg.backend == XSC_BACKEND_AUTO &&
+	       (!x->pr.seccomp || where == XSC_HERE_SOLE) && d->cheap_if(x, a, where);
 }
 
 /* A call of the library's own on the owner's handle, posted and waited

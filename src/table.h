@@ -139,6 +139,15 @@ enum xsc_intr {
 	 * open, which waits only on a FIFO or a device) */
 	XSC_INTR_WAIT,
 };
+/* .cheap_if's question: run in the caller rather than posted how? */
+enum xsc_here {
+	XSC_HERE_BATCH,		/* in a batch, in the ring or the workers */
+	XSC_HERE_ALONE,		/* alone: the fiber has nothing to batch with */
+	XSC_HERE_SOLE,		/* alone, and nothing can wait behind it on its
+				   vcpu while it waits in the kernel, where a
+				   signal for it ends the wait (syscalls.c
+				   sole(), call_sole) */
+};
 /* .unmaps: may unmap or change the protection of the program's memory
  * (transparent mode forgets the pages it has seen readable). */
 enum xsc_unmaps {
@@ -215,12 +224,11 @@ struct xsc_sysdef {
 	 * the io_uring form. */
 	bool cheap;
 	/* non-NULL: with these arguments the call may run in the caller (it
-	 * can wait for nothing but the disk there), and true when, by the
-	 * host profile (x->here_*), that costs less than posting it in a
-	 * batch, or with `alone` than posting it alone (a fiber with nothing
-	 * to batch with, sched/syscalls.c); AUTO then runs it in the caller
-	 * (xsc__cheap_here) */
-	bool (*cheap_if)(const struct xsc *x, const int64_t a[6], bool alone);
+	 * can wait for nothing but the disk there, or, made by a fiber
+	 * `where` says is sole, harms no one by waiting), and true when, by
+	 * the host profile (x->here_*), that costs less than posting it as
+	 * `where` would; AUTO then runs it in the caller (xsc__cheap_here) */
+	bool (*cheap_if)(const struct xsc *x, const int64_t a[6], enum xsc_here where);
 	const char *refuse;	/* non-NULL: never run by xsc (-EINVAL), and why */
 	/* non-NULL: the shim policy for these arguments, instead of .shim */
 	enum xsc_shim (*shim_args)(const int64_t a[6]);

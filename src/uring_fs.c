@@ -66,8 +66,14 @@ void xsc__prep_open_sqe(struct io_uring_sqe *sqe, long dfd, const char *path,
  * where no seccomp filter is active (xsc__cheap_here): the open itself
  * is always the program's own call, with its own arguments, so the
  * answer is the kernel's even when the path changes in between; such a
- * race can only make the caller wait in its open, as natively. */
-static bool open_here(const struct xsc *x, long dfd, long path, long flags, bool alone)
+ * race can only make the caller wait in its open, as natively.  A sole
+ * fiber (XSC_HERE_SOLE) looks at nothing: its waiting in the open, on a
+ * FIFO or a device, keeps no other fiber waiting, and a signal for it
+ * ends the wait (sched/syscalls.c call_sole); it makes the open where
+ * one system call costs less than the open posted alone to the workers
+ * (here_sole). */
+static bool open_here(const struct xsc *x, long dfd, long path, long flags,
+		      enum xsc_here where)
 {
 	struct stat st;
 
@@ -75,8 +81,10 @@ static bool open_here(const struct xsc *x, long dfd, long path, long flags, bool
 	if ((flags & (O_CREAT | O_TRUNC)) || (flags & O_TMPFILE) == O_TMPFILE)
 		return false;
 	if (!xsc__open_may_wait(flags))
-		return alone ? x->hp->here_alone : x->here_ring;
-	if (!(alone ? x->hp->here_look_alone : x->here_look))
+		return where != XSC_HERE_BATCH ? x->hp->here_alone : x->here_ring;
+	if (where == XSC_HERE_SOLE)
+		return x->hp->here_sole;
+	if (!(where == XSC_HERE_ALONE ? x->hp->here_look_alone : x->here_look))
 		return false;
 	if (xsc__sys4(SYS_newfstatat, dfd, path, &st,
 		      (flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0) < 0)
@@ -91,14 +99,14 @@ static bool open_here(const struct xsc *x, long dfd, long path, long flags, bool
 	}
 }
 
-bool xsc__open_here(const struct xsc *x, const int64_t a[6], bool alone)
+bool xsc__open_here(const struct xsc *x, const int64_t a[6], enum xsc_here where)
 {
-	return open_here(x, AT_FDCWD, a[0], a[1], alone);
+	return open_here(x, AT_FDCWD, a[0], a[1], where);
 }
 
-bool xsc__openat_here(const struct xsc *x, const int64_t a[6], bool alone)
+bool xsc__openat_here(const struct xsc *x, const int64_t a[6], enum xsc_here where)
 {
-	return open_here(x, a[0], a[1], a[2], alone);
+	return open_here(x, a[0], a[1], a[2], where);
 }
 
 int xsc__prep_open(struct xsc *x, int id)

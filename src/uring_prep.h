@@ -48,8 +48,8 @@ long xsc__kind_done(struct xsc *x, int id);
 
 /* uring_fs.c */
 bool xsc__open_may_wait(long flags);
-bool xsc__open_here(const struct xsc *x, const int64_t a[6], bool alone);
-bool xsc__openat_here(const struct xsc *x, const int64_t a[6], bool alone);
+bool xsc__open_here(const struct xsc *x, const int64_t a[6], enum xsc_here where);
+bool xsc__openat_here(const struct xsc *x, const int64_t a[6], enum xsc_here where);
 void xsc__prep_open_sqe(struct io_uring_sqe *sqe, long dfd, const char *path,
 			long flags, long mode);
 int xsc__prep_open(struct xsc *x, int id);

@@ -24,6 +24,7 @@
  * closes.  Why each piece: docs/design.md, "Syscall threads".
  */
 #include "worker.h"
+#include "cancel.h"
 #include "creds.h"
 #include "done.h"
 #include "exec.h"
@@ -63,11 +64,6 @@ bool xsc__raw_workers;
 long xsc__clone_thread(unsigned long flags, void *stack_top, int *ptid,
 		       int *ctid, unsigned long tls, void (*fn)(void *),
 		       void *arg);
-/* arch/x86_64/cancel.S */
-long xsc__syscall_cp(const _Atomic int *canceled, long nr,
-		     const int64_t args[6]);
-extern const char xsc__cp_begin[], xsc__cp_end[], xsc__cp_cancel[];
-_Static_assert(ECANCELED == 125, "cancel.S returns -125");
 
 /* One syscall thread: a pthread, or a raw clone (w->raw). */
 struct wthread {
@@ -201,14 +197,9 @@ static void run(struct wthread *t, int id)
  * canceling anything. */
 static void on_cancel(int sig, siginfo_t *si, void *uctx)
 {
-	greg_t *g = ((ucontext_t *)uctx)->uc_mcontext.gregs;
-	uintptr_t ip = (uintptr_t)g[REG_RIP];
-
 	(void)sig;
 	(void)si;
-	if (ip >= (uintptr_t)xsc__cp_begin && ip < (uintptr_t)xsc__cp_end &&
-	    atomic_load_explicit((_Atomic int *)g[REG_RBX], memory_order_relaxed))
-		g[REG_RIP] = (greg_t)(uintptr_t)xsc__cp_cancel;
+	(void)xsc__cp_stopped(uctx);
 }
 
 static void loop(struct wthread *t)

@@ -142,6 +142,8 @@ struct tp_state {
 	/* preemption (watchdog): the tick, and the cookie its signals carry */
 	long preempt_ns;
 	int preempt_cookie;
+	int here_cookie;	/* its signals that stop a call made in a vcpu's
+				   kernel thread (signals/interrupt.c) */
 	_Atomic long npreempt;
 	_Atomic long ndeferred;	/* handlers deferred out of runtime locks */
 	_Atomic int wd_tid;		/* the watchdog thread (setxid) */
@@ -211,6 +213,7 @@ void tp_idle_mask(bool tighter);
 /* signals/interrupt.c */
 void tp_scan(struct xsc_vcpu *v);
 long tp_interrupted(struct xsc_fiber *f, long nr, long r);
+bool tp_here_stopped(struct xsc_fiber *f);
 void tp_posted(struct xsc_fiber *f);
 bool tp_may_wait(struct xsc_fiber *f);
 /* signals/pending.c */

@@ -114,6 +114,7 @@ static const struct xsc_rt_ops tp_ops = {
 	.call_begin = call_begin,
 	.call_posted = tp_posted,
 	.call_end = tp_interrupted,
+	.here_stopped = tp_here_stopped,
 	.switch_in = switch_in,
 	.idle = idle,
 	.may_wait = tp_may_wait,
@@ -445,6 +446,7 @@ static void settings(struct xsc_runtime_config *cfg)
 	if ((env = getenv("XSC_PREEMPT_MS")) != NULL)
 		tp.preempt_ns = atol(env) * 1000000L;
 	tp.preempt_cookie = (int)(xsc__now() ^ (xsc__sys0(SYS_getpid) << 16)) | 1;
+	tp.here_cookie = tp.preempt_cookie + 2;
 }
 
 /* glibc installs its SIGSETXID handler at the first pthread_create, the
@@ -498,8 +500,9 @@ static int start(void)
 	xsc__tp = true;
 	xsc__raw_workers = true;	/* no glibc locks in syscall threads */
 	xsc__rt_extend(&tp_ops);
-	if (tp.preempt_ns > 0)
-		tp_install(PREEMPT_SIG, &tp.act[PREEMPT_SIG]);
+	/* the watchdog's signal, which also stops calls made in a vcpu's
+	 * kernel thread (signals/interrupt.c tp_interrupt) */
+	tp_install(PREEMPT_SIG, &tp.act[PREEMPT_SIG]);
 	if (!first_process() && !tp.verbose)
 		xsc__rt.quiet = true;	/* its fallback reasons were said */
 	if (xsc__rt_start(&cfg) < 0) {

@@ -58,6 +58,13 @@ struct xsc_rt_ops {
 	/* f->intr was set while its call ran: what the call returns, or
 	 * XSC_CALL_RESTART */
 	long (*call_end)(struct xsc_fiber *f, long nr, long r);
+	/* f's call made in its kernel thread (f->here_v set) was stopped
+	 * (f->here_stop, set by the extension, which then signals the
+	 * thread: cancel.h): run the handlers of what is pending for f now,
+	 * on f, and say whether each had SA_RESTART.  A call stopped before
+	 * it began is made again; one stopped in its wait (-EINTR) too when
+	 * this says so, else it returns -EINTR */
+	bool (*here_stopped)(struct xsc_fiber *f);
 	/* f is switched in on v: its signal mask */
 	void (*switch_in)(struct xsc_vcpu *v, struct xsc_fiber *f);
 	/* v has nothing to run and is about to sleep */

@@ -49,8 +49,8 @@ enum xsc_way {
 				   by the caller */
 	XSC_WAY_LOOKED,		/* a wait whose look (timeout 0) was its answer */
 	XSC_WAY_LOOKED_POSTED,	/* a wait whose look found nothing: posted */
-	XSC_WAY_SOLE,		/* a wait made by the caller: the only fiber
-				   of its vcpu, nothing in flight */
+	XSC_WAY_SOLE,		/* a wait, or an open, made by the caller: the
+				   only fiber of its vcpu, nothing in flight */
 	XSC_WAY_CALLER,		/* the route, or its arguments, say the caller */
 	XSC_WAYS
 };
@@ -126,6 +126,11 @@ struct xsc_fiber {
 					   NULL (fdq.c) */
 	int closing_disk;		/* fd + 1: its close in flight found a regular
 					   file or block device (fdkind.c) */
+	/* a call it makes in its kernel thread that may wait there, which a
+	 * signal sent to it must end (syscalls.c call_sole): the vcpu
+	 * making it (NULL: none), and the flag that stops it (cancel.h) */
+	struct xsc_vcpu *_Atomic here_v;
+	_Atomic int here_stop;
 	/* futex waits (futex.c) */
 	const uint32_t *fx_addr;
 	xsc_cond_t *fx_q;		/* the queue it waits in: a hash bucket's

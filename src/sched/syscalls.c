@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
+#include "cancel.h"
 #include "fdkind.h"
 #include "hostprof.h"
 #include "internal.h"
@@ -372,6 +373,44 @@ static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long 
 	}
 }
 
+/* A call a sole fiber makes in its kernel thread though it may wait
+ * there (an open of a FIFO; sole(): nothing waits behind it on its vcpu).
+ * A signal the kernel gives this thread interrupts it as natively, its
+ * handler run in place.  One sent to the thread as a fiber (recorded for
+ * it, not sent to this kernel thread) ends it too: the extension sets
+ * f->here_stop and signals this kernel thread, whose handler stops the
+ * call exactly (cancel.h): -ECANCELED if it had not begun, -EINTR if the
+ * kernel interrupted its wait.  The handlers then run on f
+ * (ops->here_stopped), and the call is made again, or, for a wait whose
+ * handlers did not all have SA_RESTART, returns EINTR, as the kernel's
+ * open of a FIFO does (ERESTARTSYS: the calls made so). */
+static long call_sole(struct xsc_fiber *f, long nr, const long *a)
+{
+	bool ext = xsc__ext && xsc__ext->here_stopped;
+
+	for (;;) {
+		struct xsc_vcpu *v = xsc__vcpu();
+		bool stopped = true;
+		long r = 0;
+
+		xsc__rt_may_block(v);
+		atomic_store(&f->here_stop, 0);
+		atomic_store(&f->here_v, v);	/* then a look at what is pending */
+		if (!ext || !xsc__signal_pending(f)) {
+			r = xsc__syscall_cp(&f->here_stop, nr, (const int64_t *)a);
+			/* -EINTR: the extension's signal has a handler of the
+			 * program's without SA_RESTART */
+			stopped = (r == -ECANCELED || r == -EINTR) && atomic_load(&f->here_stop);
+		}
+		atomic_store(&f->here_v, NULL);
+		if (!stopped)
+			return r;
+		if (ext && xsc__signal_pending(f) && !xsc__ext->here_stopped(f) &&
+		    r == -EINTR)
+			return r;
+	}
+}
+
 /* Do no harm: a call posted alone costs a flush, a park and a resume
  * where the caller would make one system call, and a fiber with nothing
  * to batch with (an event loop's thread) makes its calls as it would
@@ -392,14 +431,6 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 	const struct xsc_sysdef *d = &xsc__sys[nr];
 
 	*post = a;
-	/* an open that can wait for nothing but the disk (.cheap_if: its
-	 * look at the path is a system call, made only when alone) */
-	if (__builtin_expect(d->cheap_if != NULL, 0) && alone(v) &&
-	    xsc__cheap_here(v->x, d, (const int64_t *)a, true)) {
-		count(v, f, XSC_WAY_ALONE);
-		*r = xsc__call_here(nr, (const int64_t *)a);
-		return true;
-	}
 	if (cannot_wait(d, a) || disk_only(v->x, f, d, a)) {
 		if (!alone(v)) {
 			count(v, f, XSC_WAY_BATCHED);
@@ -425,6 +456,29 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 	return *r != 0;
 }
 
+/* Cheaper in the caller for these arguments (.cheap_if: an open), with
+ * no park at all: made by a sole fiber, which may wait in it, without a
+ * look at its path (call_sole); by a fiber alone on its vcpu, against
+ * the call posted alone; else against the call posted in a batch, where
+ * a ring takes it.  True with the result in *r when it was made here. */
+static bool here_if(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const long *a,
+		    long *r)
+{
+	const struct xsc_sysdef *d = &xsc__sys[nr];
+	unsigned route = v->x->head[nr].route;
+	bool al = alone(v), s = al && sole(v, f);
+
+	if (!al && (!v->x->have_ring ||
+		    (route != XSC_BACKEND_URING && route != XSC_BACKEND_SQPOLL)))
+		return false;
+	if (!xsc__cheap_here(v->x, d, (const int64_t *)a,
+			     s ? XSC_HERE_SOLE : al ? XSC_HERE_ALONE : XSC_HERE_BATCH))
+		return false;
+	count(v, f, s ? XSC_WAY_SOLE : al ? XSC_WAY_ALONE : XSC_WAY_CALLER);
+	*r = s ? call_sole(f, nr, a) : xsc__call_here(nr, (const int64_t *)a);
+	return true;
+}
+
 static long route_call(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const long *a)
 {
 	const long *post;
@@ -438,13 +492,8 @@ static long route_call(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const l
 		count(v, f, XSC_WAY_CALLER);
 		return call_inline(v, nr, a);
 	}
-	/* cheaper here for these arguments (.cheap_if): no park at all */
-	if ((v->x->head[nr].route == XSC_BACKEND_URING ||
-	     v->x->head[nr].route == XSC_BACKEND_SQPOLL) && v->x->have_ring &&
-	    xsc__cheap_here(v->x, &xsc__sys[nr], (const int64_t *)a, false)) {
-		count(v, f, XSC_WAY_CALLER);
-		return xsc__call_here(nr, (const int64_t *)a);
-	}
+	if (__builtin_expect(xsc__sys[nr].cheap_if != NULL, 0) && here_if(v, f, nr, a, &r))
+		return r;
 	if (made_here(v, f, nr, a, &r, b, &post))
 		return r;
 	return call_posted(v, f, nr, post);

@@ -2,7 +2,10 @@
  * interrupts the wait, as the kernel's does: with an SA_RESTART handler
  * the handler runs during the wait and the open goes on until a writer
  * comes; without, the open fails with EINTR.  The signals come from
- * another thread (pthread_kill: thread-directed).
+ * another thread (pthread_kill: thread-directed).  The waiting thread
+ * is made alone on its vcpu where it can be (two vcpus), where xsc makes
+ * such an open in the thread's own kernel thread (sched/syscalls.c
+ * call_sole); else it is posted.
  * xsc-tp: run-opts=-t 2
  * xsc-tp: +auto */
 #define _GNU_SOURCE

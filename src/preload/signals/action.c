@@ -55,9 +55,9 @@ long tp_install(int sig, const struct kact *p)
 {
 	struct kact k = *p;
 
-	if (sig == PREEMPT_SIG && tp.preempt_ns > 0 &&
-	    (k.handler == SIG_DFL || k.handler == SIG_IGN)) {
-		/* the watchdog's signal: the program sees its own disposition
+	if (sig == PREEMPT_SIG && (k.handler == SIG_DFL || k.handler == SIG_IGN)) {
+		/* the watchdog's signal, and the one that stops a call made in
+		 * a vcpu's kernel thread: the program sees its own disposition
 		 * (tp.act); the runtime keeps the trampoline */
 		k.handler = (void *)tp_sig_tramp;
 		k.flags = SA_SIGINFO | SA_RESTART;

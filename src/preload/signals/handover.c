@@ -107,8 +107,7 @@ enum { HAND_NO, HAND_DONE, HAND_GONE };
  * HAND_GONE: the signal was not in the kernel any more. */
 static int hand_one_locked(struct xsc_fiber *f, struct handing *h)
 {
-	bool call = f->call_id && f->home && tp_interruptible(TP(f)->call_nr) &&
-		    may_take(f, h->sig);
+	bool call = tp_in_call(f) && may_take(f, h->sig);
 	bool was;
 
 	if (!call && !in_futex(f, h->sig))
@@ -162,7 +161,8 @@ static struct xsc_fiber *hand_running_locked(struct handing *h)
 				 * record (a locked RMW) comes first, then its call
 				 * or futex wait is interrupted, as tp_tid_post
 				 * does (tp_intr_race lost a signal 1 run in 10) */
-				if (__atomic_load_n(&f->call_id, __ATOMIC_SEQ_CST))
+				if (__atomic_load_n(&f->call_id, __ATOMIC_SEQ_CST) ||
+				    tp_in_call(f))
 					tp_interrupt(f);
 				else
 					xsc__futex_interrupt(f);

@@ -35,11 +35,52 @@ int tp_interruptible(long nr)	/* 2: and restarted with SA_RESTART; 3: XSC_INTR_W
 	}
 }
 
-/* Under tp.lock: asks f's vcpu to cancel the call f waits in. */
+/* f makes a call in its vcpu's kernel thread that a signal for it must
+ * end (sched/syscalls.c call_sole): the vcpu, or NULL.  Its signal was
+ * recorded first, and the fiber looks at what is pending after it set
+ * here_v: one of the two sees the other. */
+static struct xsc_vcpu *here_v(struct xsc_fiber *f)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return atomic_load(&f->here_v);
+}
+
+/* Stops such a call: the flag, then the watchdog's signal with another
+ * cookie, whose handler moves the thread out of the call if it is still
+ * there (tp_preempt, cancel.h).  One that came too late finds the flag
+ * and nothing to stop; the fiber clears the flag before its next such
+ * call. */
+static void stop_here(struct xsc_fiber *f, struct xsc_vcpu *v)
+{
+	siginfo_t si;
+
+	atomic_store(&f->here_stop, 1);
+	memset(&si, 0, sizeof(si));
+	si.si_signo = PREEMPT_SIG;
+	si.si_code = SI_QUEUE;
+	si.si_pid = (pid_t)xsc__sys0(SYS_getpid);
+	si.si_value.sival_int = tp.here_cookie;
+	xsc__sys4(SYS_rt_tgsigqueueinfo, si.si_pid, TP(v)->ktid, PREEMPT_SIG, &si);
+}
+
+/* Whether f waits in a call a signal for it interrupts: a posted one
+ * (.intr) or one made in its kernel thread (call_sole). */
+bool tp_in_call(struct xsc_fiber *f)
+{
+	return (f->call_id && f->home && tp_interruptible(TP(f)->call_nr)) || here_v(f);
+}
+
+/* Under tp.lock: asks f's vcpu to cancel the call f waits in (a posted
+ * one), or stops the one it makes in its kernel thread. */
 void tp_interrupt(struct xsc_fiber *f)
 {
+	struct xsc_vcpu *v;
 	int no = 0;
 
+	if ((v = here_v(f)) != NULL) {
+		stop_here(f, v);
+		return;
+	}
 	if (!f->call_id || !f->home || !tp_interruptible(TP(f)->call_nr))
 		return;
 	if (atomic_compare_exchange_strong(&f->intr, &no, 1)) {
@@ -127,6 +168,22 @@ static long sleep_left(const struct xsc_fiber *f, long nr)
 	ts.tv_sec = left / 1000000000;
 	ts.tv_nsec = left % 1000000000;
 	return xsc__ucopy_out(rem, &ts, sizeof(ts)) ? -EFAULT : -EINTR;
+}
+
+/* The fiber whose call in its kernel thread was stopped (ops->here_stopped,
+ * sched/syscalls.c call_sole): its handlers run now; whether each had
+ * SA_RESTART. */
+bool tp_here_stopped(struct xsc_fiber *f)
+{
+	uint64_t p = __atomic_load_n(&f->sig_pending, __ATOMIC_ACQUIRE) & ~f->sigmask;
+	bool restart = true;
+
+	for (int s = 1; s <= 64; s++)
+		if (((p >> (s - 1)) & 1) && !(tp.act[s].flags & SA_RESTART))
+			restart = false;
+	if (p)
+		xsc__tp_deliver(f);
+	return restart;
 }
 
 /* The interrupted fiber, back on its vcpu with the call's result r. */

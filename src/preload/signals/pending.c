@@ -60,7 +60,7 @@ int tp_tid_post(int vtid, int sig)
 			if (sig && !(ignored(sig) && !(f->sigmask & SIGBIT(sig)))) {
 				tp_pend_locked(f, sig);
 				if (!tp_wake_wait_locked(f, sig) && !(f->sigmask & SIGBIT(sig))) {
-					if (f->call_id)
+					if (f->call_id || tp_in_call(f))
 						tp_interrupt(f);
 					else	/* EINTR, as natively */
 						xsc__futex_interrupt(f);

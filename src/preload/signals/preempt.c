@@ -9,6 +9,7 @@
  * a vfork child; a SIGURG without the cookie is the program's own.
  */
 #include "signals.h"
+#include "cancel.h"
 
 /* A fiber that runs program code without a system call never gives its
  * vcpu back: a spin-wait for another fiber (InnoDB's group commit waits so
@@ -32,6 +33,10 @@ bool tp_preempt(struct xsc_vcpu *v, siginfo_t *si, ucontext_t *uc)
 	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 	struct xsc_fiber *f = v->cur;
 
+	if (si->si_code == SI_QUEUE && si->si_value.sival_int == tp.here_cookie) {
+		(void)xsc__cp_stopped_wait(uc);	/* interrupt.c tp_interrupt */
+		return true;
+	}
 	if (si->si_code != SI_QUEUE || si->si_value.sival_int != tp.preempt_cookie)
 		return false;	/* the program's own SIGURG */
 	/* only program code: not the runtime's (it runs with ALLOW), not a

@@ -34,6 +34,7 @@ static inline bool is_rt(int s)
 /* interrupt.c */
 int tp_interruptible(long nr);
 void tp_interrupt(struct xsc_fiber *f);
+bool tp_in_call(struct xsc_fiber *f);
 
 /* pending.c */
 void tp_pend_locked(struct xsc_fiber *f, int sig);
