@@ -102,6 +102,58 @@ static void branch_targets(unsigned char *target, char **txt, uintptr_t n, uintp
 	}
 }
 
+/* Does objdump's text t use the x87, MMX or SSE/AVX state: a vector or
+ * x87 register, or an instruction that reads or writes that state with
+ * a memory operand only (the control and status words, MXCSR, the save
+ * areas), or an x87 one? */
+static bool vec_insn(const char *t)
+{
+	static const char *const m[] = { "f", "ldmxcsr", "stmxcsr", "fxsave", "fxrstor",
+					  "xsave", "xrstor", "emms", "vzero", "v", "wait" };
+	char w[16];
+
+	if (strstr(t, "%xmm") || strstr(t, "%ymm") || strstr(t, "%zmm") ||
+	    strstr(t, "%mm") || strstr(t, "%st") || strstr(t, "%k"))
+		return true;
+	if (sscanf(t, "%15s", w) != 1)
+		return false;
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (!strncmp(w, m[i], strlen(m[i])))
+			return true;
+	return false;
+}
+
+/* A plan whose stub saves no vector state (p->novec): the function of the
+ * site, [lo, hi), must have no instruction that uses that state and no
+ * jump out of it, in objdump's text.  0, or 1 after saying what. */
+static int check_novec(uintptr_t lo, uintptr_t hi, const unsigned char *start)
+{
+	for (uintptr_t a = lo; a < hi; a++) {
+		const char *t = text[a - libc.lo], *s;
+		char m[16], *end;
+		unsigned long to;
+		if (!start[a - libc.lo] || !t)
+			continue;
+		if (vec_insn(t)) {
+			fprintf(stderr, "libc+%#lx: '%s' in a function whose sites save no "
+				"vector state\n", (unsigned long)(a - libc.bias), t);
+			return 1;
+		}
+		if (sscanf(t, "%15s", m) != 1 || m[0] != 'j')
+			continue;
+		s = t + strlen(m);
+		while (*s == ' ')
+			s++;
+		to = strtoul(s, &end, 16);
+		if (end != s && (libc.bias + to < lo || libc.bias + to >= hi)) {
+			fprintf(stderr, "libc+%#lx: '%s' jumps out of a function whose "
+				"sites save no vector state\n", (unsigned long)(a - libc.bias), t);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Checks one site's plan against objdump: 0, or 1 after saying what is
  * wrong.  Every instruction the stub copies is one of objdump's, a data
  * instruction or a nop; the replaced one is long enough and no branch in
@@ -329,6 +381,7 @@ int main(void)
 	static struct xsc_site_scratch scratch;
 	unsigned char *target = calloc(libc.hi - libc.lo, 1);
 	long adjacent = 0, direct = 0, tramp = 0, crossing = 0, ncross = 0, kept = 0;
+	long novec = 0;
 	CHECK(target != NULL);
 	branch_targets(target, text, libc.hi - libc.lo, libc.bias, libc.lo);
 	for (uintptr_t a = libc.lo; a + 2 <= libc.hi; a++) {
@@ -347,6 +400,13 @@ int main(void)
 			continue;
 		}
 		wrong += check_plan(&p, start, target);
+		if (p.novec) {
+			uintptr_t lo, hi, next;
+			novec++;
+			if (!xsc__fdes_range(&t, a, &lo, &hi, &next) ||
+			    (hi > libc.hi ? 1 : 0) || check_novec(lo, hi, start))
+				wrong++;
+		}
 		if (p.slot) {
 			printf("  through a trampoline: libc+%#lx (libc+%#lx -> libc+%#lx)\n",
 			       (unsigned long)(a - libc.bias),
@@ -366,6 +426,8 @@ int main(void)
 	       "left trapping; of the %ld sites whose 'mov $nr,%%eax' crosses a cache "
 	       "line, %ld rewritten another way\n", calls, adjacent, direct, XSC_SITE_COPY,
 	       tramp, kept, ncross, crossing);
+	printf("%ld of the plans save no vector state (their functions keep none "
+	       "across the call)\n", novec);
 	free(target);
 	printf("%ld syscall instructions, %ld decoded up to them, %ld with a "
 	       "plain instruction before, %ld wrong answers in all\n", calls, decoded,
@@ -376,6 +438,7 @@ int main(void)
 	free(start);
 	CHECK_EQ(wrong, 0);
 	CHECK(kept * 2 <= calls);
+	CHECK(novec > 0);
 	CHECK(sites > 0);
 	CHECK(proven * 2 >= sites);
 	return 0;

@@ -131,6 +131,22 @@ static bool two_plain(uint8_t op)
 	       op == 0x6f || op == 0x7f || op == 0xd6;
 }
 
+/* Two- and three-byte opcodes that use the x87, MMX or SSE state (op2:
+ * the byte after op, the third opcode byte or the ModRM): the SSE and MMX
+ * rows of the map (10-17, 28-2f, 50-7f, c2, c4-c6, d0-fe), the 0f 38 and
+ * 0f 3a maps but for movbe, crc32, adcx/adox and movdir (0f 38 f0-ff),
+ * and group 15 (fxsave, ldmxcsr, stmxcsr, xsave...) but for the fences. */
+static bool two_vec(uint8_t op, uint8_t op2)
+{
+	if (op == 0x38)
+		return op2 < 0xf0;
+	if (op == 0xae)
+		return !((op2 >> 6) == 3 && ((op2 >> 3) & 7) >= 5);
+	return (op >= 0x10 && op <= 0x17) || (op >= 0x28 && op <= 0x2f) || op == 0x3a ||
+	       (op >= 0x50 && op <= 0x7f) || op == 0xc2 || (op >= 0xc4 && op <= 0xc6) ||
+	       (op >= 0xd0 && op <= 0xfe);
+}
+
 /* Bytes of ModRM, SIB and displacement at p, or 0 past end; *rip set
  * when the operand is rip-relative. */
 static int modrm_len(const uint8_t *p, const uint8_t *end, bool *rip)
@@ -193,6 +209,7 @@ static uint8_t map_0f(const uint8_t **q, const uint8_t *end, struct xsc_insn *in
 	if (*q >= end)
 		return BAD;
 	op = *(*q)++;
+	in->vec = two_vec(op, *q < end ? **q : 0);
 	if (op == 0x38 || op == 0x3a) {	/* three-byte maps */
 		if (*q >= end)
 			return BAD;
@@ -253,6 +270,8 @@ int xsc__insn_decode(const uint8_t *p, const uint8_t *end, struct xsc_insn *in)
 		in->branch = (op >= 0x70 && op <= 0x7f) || op == 0xeb;	/* rel8 */
 		in->cond = op >= 0x70 && op <= 0x7f;
 		in->branch |= op == 0xe8 || op == 0xe9;			/* rel32 */
+		in->call = op == 0xe8;
+		in->vec = op >= 0xd8 && op <= 0xdf;			/* x87 */
 	}
 	if (k & BAD)
 		return 0;

@@ -19,6 +19,9 @@ struct xsc_insn {
 	bool indirect;		/* a jump through a register or memory */
 	bool branch;		/* a direct jump or call to next + rel */
 	bool cond;		/* of them, a conditional jump (jcc) */
+	bool call;		/* of them, a call */
+	bool vec;		/* it uses the x87, MMX or SSE state (xmm
+				   registers, MXCSR): VEX and EVEX are refused */
 	int32_t rel;
 };
 

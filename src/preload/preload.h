@@ -36,6 +36,8 @@ void xsc__tp_rewrite_init(void);
 /* rewrite.c: the stub's xsave area, and whether it uses xsavec */
 extern unsigned long xsc__tp_xsave_size;
 extern unsigned char xsc__tp_xsavec;
+extern bool xsc__tp_novec;		/* rewrite.c: sites may save no vector state */
+extern const char *xsc__tp_novec_why;	/* why not, when not */
 void xsc__tp_rewrite_site(uintptr_t ip, long nr);
 void xsc__tp_rewrite_stop(void);
 void xsc__tp_rewrite_child(void);

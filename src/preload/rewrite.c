@@ -49,10 +49,17 @@
 #define NPATCH 2048			/* changes to libc's text */
 
 void xsc__tp_site_entry(void);		/* stub_x86_64.S */
+void xsc__tp_site_entry_novec(void);
 /* the xsave area for the enabled state, and whether XSAVEC (compacted,
  * init-optimized) writes it; stub_x86_64.S reads both */
 unsigned long xsc__tp_xsave_size;
 unsigned char xsc__tp_xsavec;
+/* sites whose function keeps no vector value across the call (site.c)
+ * enter by xsc__tp_site_entry_novec, which saves only the argument
+ * registers and the control state: not where the CPU keeps other
+ * thread state in the xsave area (PKRU), nor with XSC_HW=novec off */
+bool xsc__tp_novec = true;
+const char *xsc__tp_novec_why = "";
 /* xsc__tp_site_entry takes number nr from a stub only where
  * nr < xsc__tp_nr_max and xsc__tp_site_ok[nr]; any other goes back to
  * the site's syscall instruction and traps.  Set once at start-up. */
@@ -80,6 +87,7 @@ static struct {
 	size_t used;			/* bytes of stubs written */
 	_Atomic long nsites;		/* sites rewritten */
 	_Atomic long nslot;		/* of them through a trampoline */
+	_Atomic long nnovec;		/* of them saving no vector state */
 	_Atomic uint32_t traps[XSC_NR_MAX];	/* trapped calls per number */
 	struct kept kept[NKEPT];	/* open addressing by ip */
 	struct xsc_patch log[NPATCH];	/* every change to libc's text */
@@ -118,6 +126,12 @@ static unsigned long xsave_size(void)
 		return 0;
 	__cpuid_count(0xd, 1, a, b, c, d);
 	xsc__tp_xsavec = (a & 2) != 0;
+	__asm__ __volatile__("xgetbv" : "=a"(a), "=d"(d) : "c"(0));	/* XCR0 */
+	if (a & (1u << 9)) {
+		xsc__tp_novec = false;
+		xsc__tp_novec_why = "off: the xsave area holds PKRU, thread state "
+				    "of the program's (protection keys)";
+	}
 	__cpuid_count(0xd, 0, a, b, c, d);	/* standard form: >= compacted */
 	return ((unsigned long)b + 63) & ~63UL;
 }
@@ -211,8 +225,9 @@ void xsc__tp_rewrite_init(void)
 	for (long nr = 0; nr < XSC_NR_MAX; nr++)
 		xsc__tp_site_ok[nr] = rewritable(nr);
 	slots_init();
-	/* the entry's address, which every stub jumps through */
+	/* the entries' addresses, which every stub jumps through */
 	*(uint64_t *)rw.rw = (uint64_t)(uintptr_t)xsc__tp_site_entry;
+	*(uint64_t *)(rw.rw + 8) = (uint64_t)(uintptr_t)xsc__tp_site_entry_novec;
 	rw.used = STUB_SIZE;
 	rw.on = true;
 }
@@ -293,7 +308,8 @@ static uintptr_t new_stub(const struct xsc_site_plan *p)
 	w[j++] = 0xb9;
 	memcpy(w + j, &ret, 8);
 	j += 8;
-	slot = (int32_t)((intptr_t)rw.rx - (intptr_t)(x + j + 6));
+	slot = (int32_t)((intptr_t)rw.rx + (p->novec && xsc__tp_novec ? 8 : 0) -
+			 (intptr_t)(x + j + 6));
 	w[j++] = 0xff;				/* jmp *slot(%rip) */
 	w[j++] = 0x25;
 	memcpy(w + j, &slot, 4);
@@ -463,6 +479,8 @@ static const char *rewrite(uintptr_t sc)
 	atomic_fetch_add(&rw.nsites, 1);
 	if (p.slot)
 		atomic_fetch_add(&rw.nslot, 1);
+	if (p.novec && xsc__tp_novec)
+		atomic_fetch_add(&rw.nnovec, 1);
 	return NULL;
 }
 
@@ -577,6 +595,7 @@ void xsc__tp_rewrite_counts(struct tp_counters *c)
 		c->sites_trapping += atomic_load(&rw.kept[i].traps) != 0;
 	c->sites = (uint64_t)atomic_load(&rw.nsites);
 	c->sites_padding = (uint64_t)atomic_load(&rw.nslot);
+	c->sites_novec = (uint64_t)atomic_load(&rw.nnovec);
 }
 
 /* xsc run -v: what was rewritten (c), and what still traps, most first
@@ -590,10 +609,12 @@ void xsc__tp_rewrite_report(const struct tp_counters *c)
 		xsc__say("xsc run: syscall sites not rewritten: %s\n", rw.why);
 	else
 		xsc__say("xsc run: %lu libc syscall sites rewritten, %lu calls "
-			 "through them (%lu sites through a trampoline in padding); "
-			 "%lu sites left trapping%s%s\n", (unsigned long)c->sites,
-			 (unsigned long)c->through_sites, (unsigned long)c->sites_padding,
-			 (unsigned long)c->sites_trapping,
+			 "through them (%lu sites through a trampoline in padding; "
+			 "%lu saving no vector state: %s); %lu sites left trapping%s%s\n",
+			 (unsigned long)c->sites, (unsigned long)c->through_sites,
+			 (unsigned long)c->sites_padding, (unsigned long)c->sites_novec,
+			 xsc__tp_novec ? "their functions keep none across the call" :
+			 xsc__tp_novec_why, (unsigned long)c->sites_trapping,
 			 rw.noslots ? "; no trampolines: " : "", rw.noslots ? rw.noslots : "");
 	for (int j = 0; j < 12; j++) {	/* the sites, most traps first */
 		uint32_t best = 0;

@@ -20,7 +20,10 @@
  *    trampoline: 5 bytes of padding within 128 bytes after an instruction
  *    that never falls through, that no branch of the function lands in
  *    (the whole FDE range must decode, with no indirect jump);
- *  - the code is read as it was, rewrite.c's log of changes undone.
+ *  - the code is read as it was, rewrite.c's log of changes undone;
+ *  - the plan says novec where the whole function decodes, none of its
+ *    instructions uses the x87, MMX or SSE state and no jump leaves it:
+ *    its stub saves only xmm0-7 (stub_x86_64.S).
  */
 #include <string.h>
 
@@ -72,14 +75,21 @@ enum { WHOLE, PARTIAL, INDIRECT };
  * instruction's start and kind and each branch target.  Returns the
  * offset the walk reached; *how: WHOLE when it decoded the whole
  * function and found no indirect jump, so the targets flagged are all
- * the function's. */
-static size_t walk(struct xsc_site_scratch *s, size_t nfn, size_t nall, int *how)
+ * the function's.  *novec: the whole function decoded, none of its
+ * instructions uses the x87, MMX or SSE state (the decoder refuses VEX
+ * and EVEX), and no jump leaves it (calls may: what the callee leaves in
+ * vector registers is dead by the ABI), nor does its end fall through
+ * (its last instruction never falls through, or is a call: to a function
+ * that does not return). */
+static size_t walk(struct xsc_site_scratch *s, size_t nfn, size_t nall, int *how,
+		   bool *novec)
 {
 	struct xsc_insn in;
-	bool indirect = false;
+	bool indirect = false, closed = false;
 	size_t off = 0;
 	int n;
 
+	*novec = true;
 	memset(s->flag, 0, nall);
 	while (off < nfn && (n = xsc__insn_decode(s->code + off, s->code + nfn, &in)) > 0) {
 		s->flag[off] |= START | (in.plain ? PLAIN : 0) | (in.nop ? NOP : 0) |
@@ -89,11 +99,16 @@ static size_t walk(struct xsc_site_scratch *s, size_t nfn, size_t nall, int *how
 			int64_t t = (int64_t)off + n + in.rel;
 			if (t >= 0 && (uint64_t)t < nall)
 				s->flag[t] |= TARGET;
+			if (!in.call && (t < 0 || (uint64_t)t >= nfn))
+				*novec = false;
 		}
 		indirect |= in.indirect;
+		*novec &= !in.vec;
+		closed = in.stop || in.call;
 		off += (size_t)n;
 	}
 	*how = off < nfn ? PARTIAL : indirect ? INDIRECT : WHOLE;
+	*novec &= *how != PARTIAL && closed;
 	while (*how == WHOLE && off < nall &&
 	       (n = xsc__insn_decode(s->code + off, s->code + nall, &in)) > 0 && in.nop) {
 		s->flag[off] |= START | NOP;
@@ -204,6 +219,7 @@ const char *xsc__site_plan(const struct xsc_fdes *t, uintptr_t sc,
 	uintptr_t start, end, next, slot;
 	size_t run[RUN + 1], nall, reached, o;
 	int nrun = 0, how;
+	bool novec;
 
 	if (!xsc__fdes_range(t, sc, &start, &end, &next) || sc + 2 > end)
 		return "no function's unwind entry (FDE) holds it, or a signal frame's";
@@ -214,7 +230,7 @@ const char *xsc__site_plan(const struct xsc_fdes *t, uintptr_t sc,
 	o = sc - start;
 	if (s->code[o] != 0x0f || s->code[o + 1] != 0x05)
 		return "not a syscall instruction";
-	reached = walk(s, end - start, nall, &how);
+	reached = walk(s, end - start, nall, &how, &novec);
 	if (reached <= o || !(s->flag[o] & START))
 		return "the decoder cannot walk its function up to it";
 	/* the plain instructions right before it, nearest first; run[i] ends
@@ -231,6 +247,7 @@ const char *xsc__site_plan(const struct xsc_fdes *t, uintptr_t sc,
 	}
 	if (!nrun)
 		return "no data instruction right before the syscall";
+	p->novec = novec;
 	for (int i = 1; i <= nrun; i++)
 		if ((s->flag[run[i]] & PLAIN) && run[i - 1] - run[i] >= 5 &&
 		    in_line(start + run[i], 5) && whole_insn(s, run[i], run[i - 1] - run[i], how) &&

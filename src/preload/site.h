@@ -32,6 +32,10 @@ struct xsc_patch {
  * them). */
 struct xsc_site_plan {
 	uintptr_t at, sc, slot;
+	/* its function keeps no value in vector registers across the call
+	 * but arguments passed on (site.c walk): the stub saves xmm0-7, not
+	 * the whole extended state */
+	bool novec;
 	unsigned ncopy, ncode, nreloc;
 	uint8_t code[XSC_STUB_CODE];
 	uint8_t reloc[XSC_STUB_RELOCS];

@@ -299,9 +299,12 @@ static void hw_paths(void)
 			ldt = false;
 		else if (n == 8 && !strncmp(p, "noxsavec", n))
 			xsavec = false;
-		else if (n)
+		else if (n == 8 && !strncmp(p, "xsaveall", n)) {
+			xsc__tp_novec = false;
+			xsc__tp_novec_why = "off: XSC_HW=xsaveall";
+		} else if (n)
 			xsc__say("xsc run: XSC_HW: unknown '%.*s' (known: nofsgsbase, "
-				 "noldt, noxsavec)\n", (int)n, p);
+				 "noldt, noxsavec, xsaveall)\n", (int)n, p);
 		p += n + (p[n] == ',');
 	}
 	if (fsgs) {

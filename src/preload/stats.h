@@ -32,6 +32,7 @@
 	X(sites, "sites_rewritten") \
 	X(through_sites, "calls_through_sites") \
 	X(sites_padding, "sites_in_padding") \
+	X(sites_novec, "sites_novec") \
 	X(sites_trapping, "sites_trapping") \
 	X(posted, "calls_posted") \
 	X(completed, "calls_completed") \

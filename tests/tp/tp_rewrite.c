@@ -6,10 +6,15 @@
  *   - registers: libc's getppid is "mov $110,%eax; syscall; ret".  It is
  *     called from assembly with every general register but rax, rcx, r11
  *     (which the syscall instruction itself clobbers), the flags, the
- *     vector registers (ymm0-15 where there is AVX, xmm0-15 otherwise)
- *     and the 120 bytes of its red zone set to patterns; all must come
- *     back as they were, rax must be the parent's pid.  Three times: the
- *     first call traps and rewrites the site, the others jump.
+ *     vector registers and the 120 bytes of its red zone set to
+ *     patterns; all must come back as they were, rax must be the
+ *     parent's pid.  The vector registers checked: xmm0-7, those a
+ *     function passes arguments in, as getppid's stub saves them (its
+ *     function uses no vector state, and the ABI leaves every other
+ *     vector register to the caller across a call into libc); with
+ *     XSC_HW=xsaveall, where every stub saves the whole state, all of
+ *     ymm0-15 (xmm0-15 without AVX).  Three times: the first call traps
+ *     and rewrites the site, the others jump.
  *   - the same through sites of other shapes: syscall(), whose number
  *     comes from rdi (its own code moves the argument registers, so only
  *     the callee-saved ones are checked), and __read_nocancel ("xor
@@ -61,6 +66,9 @@ struct regs {
 	uint64_t rax, flags;	/* offsets 96, 104 */
 	uint8_t vec[16][32];	/* 112: ymm0-15 (xmm: the low 16 bytes) */
 	uint64_t red[15];	/* 624: below the callee's stack pointer */
+	uint32_t mxcsr;		/* 744: MXCSR for the call (the caller's comes
+				   back after the probe) */
+	uint16_t fcw;		/* 748: the x87 control word, the same */
 };
 
 /* probe_sse / probe_avx(fn, in, out): the registers of *in, a call of fn,
@@ -77,6 +85,8 @@ __asm__(
 	"	push %rdx\n"			/* out: 16(%rsp) */
 	"	push %rdi\n"			/* fn: 8(%rsp) */
 	"	sub $8, %rsp\n"			/* the call with rsp 16-aligned */
+	"	stmxcsr (%rsp); fnstcw 4(%rsp)\n"	/* the caller's, for after */
+	"	ldmxcsr 744(%rsi); fldcw 748(%rsi)\n"
 	"	.irp n,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n"
 	"	\\load 112+\\n*32(%rsi), %\\width\\n\n"
 	"	.endr\n"
@@ -104,6 +114,8 @@ __asm__(
 	"	.irp i,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14\n"
 	"	mov -136+\\i*8(%rsp), %rcx; mov %rcx, 624+\\i*8(%rax)\n"
 	"	.endr\n"
+	"	stmxcsr 744(%rax); fnstcw 748(%rax)\n"
+	"	ldmxcsr (%rsp); fldcw 4(%rsp)\n"
 	"	add $8, %rsp\n"
 	"	pop %rdi; pop %rdx\n"
 	"	pop %r15; pop %r14; pop %r13; pop %r12; pop %rbp; pop %rbx\n"
@@ -145,6 +157,8 @@ static int check_registers_of(const struct probe *pr, int *known)
 	int rounds = pr->rounds;
 	unsigned keep = pr->keep ? pr->keep : 0xfff;
 	int avx = __builtin_cpu_supports("avx"), bad = 0;
+	const char *hw = getenv("XSC_HW");
+	bool all = hw && strstr(hw, "xsaveall");	/* else xmm0-7 */
 	struct regs in, out;
 	long expect;
 
@@ -162,6 +176,10 @@ static int check_registers_of(const struct probe *pr, int *known)
 			in.gp[6 + i] = pr->args[i];	/* rdi, rsi, rdx */
 		in.rax = 0;
 		in.flags = 0x202 | 0x1 | 0x4 | 0x80 | 0x800;	/* IF, CF, PF, SF, OF */
+		/* rounding toward zero, or down, and flush-to-zero: not the
+		 * runtime's own control state */
+		in.mxcsr = round & 1 ? 0xff80 : 0xbf80;
+		in.fcw = round & 1 ? 0x0f7f : 0x077f;
 		for (int v = 0; v < 16; v++)
 			for (int b = 0; b < 32; b++)
 				in.vec[v][b] = (uint8_t)(v * 32 + b + round);
@@ -185,20 +203,24 @@ static int check_registers_of(const struct probe *pr, int *known)
 			       (unsigned long)(out.flags & FLAGS), (unsigned long)(in.flags & FLAGS));
 			bad = 1;
 		}
-		for (int v = 0; v < 16; v++)
-			if (memcmp(out.vec[v], in.vec[v], avx ? 32 : 16)) {
+		for (int v = 0; v < (all ? 16 : 8); v++)
+			if (memcmp(out.vec[v], in.vec[v], all && avx ? 32 : 16)) {
 				printf("registers (%s): round %d: vector register %d "
 				       "changed\n", name, round, v);
 				bad = 1;
 			}
+		if (out.mxcsr != in.mxcsr || out.fcw != in.fcw) {
+			printf("registers (%s): round %d: MXCSR %#x, x87 control %#x, were "
+			       "%#x, %#x\n", name, round, out.mxcsr, out.fcw, in.mxcsr, in.fcw);
+			bad = 1;
+		}
 		if (memcmp(out.red, in.red, sizeof(in.red))) {
 			printf("registers (%s): round %d: the red zone changed\n", name, round);
 			bad = 1;
 		}
 	}
 	if (!bad)
-		printf("registers (%s): kept across %d calls (%s)\n", name, rounds,
-		       avx ? "ymm" : "xmm");
+		printf("registers (%s): kept across %d calls\n", name, rounds);
 	return bad;
 }
 
@@ -259,14 +281,23 @@ static volatile int stop_yield;
 
 static void *clobber(void *arg)
 {
+	uint32_t mx = 0x5f80, mx0 = 0x1f80;	/* rounding up; the default */
+	uint16_t cw = 0x0b7f, cw0 = 0x037f;
 	(void)arg;
 	while (!stop_yield) {
-		__asm__ __volatile__("pcmpeqd %%xmm0, %%xmm0; pcmpeqd %%xmm7, %%xmm7;"
+		__asm__ __volatile__("pcmpeqd %%xmm0, %%xmm0; pcmpeqd %%xmm1, %%xmm1;"
+				     "pcmpeqd %%xmm2, %%xmm2; pcmpeqd %%xmm3, %%xmm3;"
+				     "pcmpeqd %%xmm4, %%xmm4; pcmpeqd %%xmm5, %%xmm5;"
+				     "pcmpeqd %%xmm6, %%xmm6; pcmpeqd %%xmm7, %%xmm7;"
 				     "pcmpeqd %%xmm15, %%xmm15; mov $-1, %%r10; mov $-1, %%r8;"
 				     "mov $-1, %%r9; mov $-1, %%rdi; mov $-1, %%rsi; mov $-1, %%rdx"
-				     ::: "xmm0", "xmm7", "xmm15", "r10", "r8", "r9", "rdi",
-				     "rsi", "rdx", "memory");
+				     ::: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6",
+				     "xmm7", "xmm15", "r10", "r8", "r9", "rdi", "rsi", "rdx",
+				     "memory");
+		/* another rounding mode while this thread runs */
+		__asm__ __volatile__("ldmxcsr %0; fldcw %1" :: "m"(mx), "m"(cw));
 		sched_yield();
+		__asm__ __volatile__("ldmxcsr %0; fldcw %1" :: "m"(mx0), "m"(cw0));
 	}
 	return NULL;
 }
