@@ -374,7 +374,8 @@ static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long 
 }
 
 /* A call a sole fiber makes in its kernel thread though it may wait
- * there (an open of a FIFO; sole(): nothing waits behind it on its vcpu).
+ * there (an open of a FIFO; the vcpu's only fiber, nothing in flight:
+ * nothing waits behind it on its vcpu).
  * A signal the kernel gives this thread interrupts it as natively, its
  * handler run in place.  One sent to the thread as a fiber (recorded for
  * it, not sent to this kernel thread) ends it too: the extension sets
@@ -460,13 +461,17 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
  * no park at all: made by a sole fiber, which may wait in it, without a
  * look at its path (call_sole); by a fiber alone on its vcpu, against
  * the call posted alone; else against the call posted in a batch, where
- * a ring takes it.  True with the result in *r when it was made here. */
+ * a ring takes it.  True with the result in *r when it was made here.
+ * Sole here is the first form of sole() only, the vcpu's one fiber: a
+ * wait with no end must not hold a vcpu where another fiber lives (its
+ * timed wait could end meanwhile, as sole_wait's slices allow). */
 static bool here_if(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const long *a,
 		    long *r)
 {
 	const struct xsc_sysdef *d = &xsc__sys[nr];
 	unsigned route = v->x->head[nr].route;
-	bool al = alone(v), s = al && sole(v, f);
+	bool al = alone(v);
+	bool s = al && sole(v, f) && atomic_load_explicit(&v->nhomed, memory_order_relaxed) == 1;
 
 	if (!al && (!v->x->have_ring ||
 		    (route != XSC_BACKEND_URING && route != XSC_BACKEND_SQPOLL)))
