@@ -268,7 +268,6 @@ static void alone(struct xsc_hostprof *hp, const char *src)
 
 	hp->here_alone = sys < 0 || b1 < 0 || sys < b1;
 	hp->here_look_alone = sys < 0 || b1 < 0 || 2 * sys < b1 + 2 * sw;
-	hp->here_sole = sys < 0 || b1 < 0 || sys < b1 + 2 * sw;
 	if (sys < 0 || b1 < 0)
 		snprintf(hp->why_alone, sizeof(hp->why_alone), "the cost of a "
 			 "posted call is unknown here (host profile, %s)", src);
@@ -320,10 +319,11 @@ static void decide(struct xsc_hostprof *hp)
 		 "costs less: with O_NONBLOCK, O_PATH or O_DIRECTORY %s (a system call "
 		 "%ld ns here, a posted call %ld ns), with other flags %s (a look at "
 		 "the path and the call %ld ns, a posted call in io_uring's workers "
-		 "%ld ns); by the only thread of a vcpu, with no look, %s (host "
-		 "profile, %s)", hp->here_ring ? "it does" : "it is posted",
-		 sys, ring, hp->here_look ? "it does" : "it is posted", 2 * sys, async,
-		 hp->here_sole ? "it does" : "it is posted", src);
+		 "%ld ns); by the only thread of a vcpu, with no look, where a call "
+		 "that cannot wait is made alone (%s) (host profile, %s)",
+		 hp->here_ring ? "it does" : "it is posted", sys, ring,
+		 hp->here_look ? "it does" : "it is posted", 2 * sys, async,
+		 hp->here_alone ? "here it is" : "not here", src);
 }
 
 unsigned xsc__hostprof_spin_ns(const struct xsc_hostprof *hp)

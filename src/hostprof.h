@@ -66,10 +66,6 @@ struct xsc_hostprof {
 	 * system calls < a call posted alone to io_uring's workers (a NOP
 	 * posted alone, and a switch to a worker thread and back) */
 	bool here_look_alone;
-	/* an open by a sole fiber (sched/syscalls.c sole()), which may wait
-	 * in it: one system call < a call posted alone to io_uring's
-	 * workers */
-	bool here_sole;
 	char why_alone[200];
 	char why_cheap[240];	/* the route reason of a .cheap row */
 	/* the route reason of a .cheap_if row, which speaks of opens:

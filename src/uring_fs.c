@@ -69,9 +69,10 @@ void xsc__prep_open_sqe(struct io_uring_sqe *sqe, long dfd, const char *path,
  * race can only make the caller wait in its open, as natively.  A sole
  * fiber (XSC_HERE_SOLE) looks at nothing: its waiting in the open, on a
  * FIFO or a device, keeps no other fiber waiting, and a signal for it
- * ends the wait (sched/syscalls.c call_sole); it makes the open where
- * one system call costs less than the open posted alone to the workers
- * (here_sole). */
+ * ends the wait (sched/syscalls.c call_sole); it makes the open as a
+ * fiber alone does a call that cannot wait (here_alone, which its being
+ * alone already held: a system call < a NOP posted alone < the open
+ * posted alone to the workers). */
 static bool open_here(const struct xsc *x, long dfd, long path, long flags,
 		      enum xsc_here where)
 {
@@ -83,7 +84,7 @@ static bool open_here(const struct xsc *x, long dfd, long path, long flags,
 	if (!xsc__open_may_wait(flags))
 		return where != XSC_HERE_BATCH ? x->hp->here_alone : x->here_ring;
 	if (where == XSC_HERE_SOLE)
-		return x->hp->here_sole;
+		return x->hp->here_alone;
 	if (!(where == XSC_HERE_ALONE ? x->hp->here_look_alone : x->here_look))
 		return false;
 	if (xsc__sys4(SYS_newfstatat, dfd, path, &st,

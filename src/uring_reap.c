@@ -13,7 +13,6 @@
 
 static enum xsc_verdict finish_slow(struct xsc *x, int id);
 
-
 /* A worker's call that a cancel interrupted in its wait (an open of a
  * FIFO) can complete with the kernel's own restart codes, which never
  * reach a program (ERESTARTSYS 512 .. ERESTART_RESTARTBLOCK 516): its
@@ -23,6 +22,7 @@ static inline int user_res(int r)
 {
 	return __builtin_expect((unsigned)(r + 516) <= 4, 0) ? -EINTR : r;
 }
+
 /* An entry's last CQE arrived: its result, unless the translation needs
  * a say (done function) -- then finish_slow, whose verdict may hand the
  * entry back to the dispatcher. */

@@ -56,8 +56,8 @@ unsigned long xsc__tp_xsave_size;
 unsigned char xsc__tp_xsavec;
 /* sites whose function keeps no vector value across the call (site.c)
  * enter by xsc__tp_site_entry_novec, which saves only the argument
- * registers and the control state: not where the CPU keeps other
- * thread state in the xsave area (PKRU), nor with XSC_HW=novec off */
+ * registers: not where the CPU keeps other thread state in the xsave
+ * area (PKRU), nor with XSC_HW=xsaveall */
 bool xsc__tp_novec = true;
 const char *xsc__tp_novec_why = "";
 /* xsc__tp_site_entry takes number nr from a stub only where
@@ -308,8 +308,7 @@ static uintptr_t new_stub(const struct xsc_site_plan *p)
 	w[j++] = 0xb9;
 	memcpy(w + j, &ret, 8);
 	j += 8;
-	slot = (int32_t)((intptr_t)rw.rx + (p->novec && xsc__tp_novec ? 8 : 0) -
-			 (intptr_t)(x + j + 6));
+	slot = (int32_t)((intptr_t)rw.rx + (p->novec ? 8 : 0) - (intptr_t)(x + j + 6));
 	w[j++] = 0xff;				/* jmp *slot(%rip) */
 	w[j++] = 0x25;
 	memcpy(w + j, &slot, 4);
@@ -461,6 +460,7 @@ static const char *rewrite(uintptr_t sc)
 	why = xsc__site_plan(&rw.fdes, sc, rw.log, rw.nlog, rw.slots, &rw.scratch, &p);
 	if (why)
 		return why;
+	p.novec &= xsc__tp_novec;	/* off here: the whole save at every site */
 	if (!(stub = new_stub(&p)))
 		return "no room for more stubs";
 	to = p.slot ? p.slot : stub;
@@ -479,7 +479,7 @@ static const char *rewrite(uintptr_t sc)
 	atomic_fetch_add(&rw.nsites, 1);
 	if (p.slot)
 		atomic_fetch_add(&rw.nslot, 1);
-	if (p.novec && xsc__tp_novec)
+	if (p.novec)
 		atomic_fetch_add(&rw.nnovec, 1);
 	return NULL;
 }

@@ -22,8 +22,9 @@
  *    (the whole FDE range must decode, with no indirect jump);
  *  - the code is read as it was, rewrite.c's log of changes undone;
  *  - the plan says novec where the whole function decodes, none of its
- *    instructions uses the x87, MMX or SSE state and no jump leaves it:
- *    its stub saves only xmm0-7 (stub_x86_64.S).
+ *    instructions uses the x87, MMX or SSE state, no jump leaves it and
+ *    its end does not fall through: its stub saves only xmm0-7
+ *    (stub_x86_64.S).
  */
 #include <string.h>
 

@@ -305,15 +305,18 @@ static bool disk_only(const struct xsc *x, const struct xsc_fiber *f,
  * there (a wake from another vcpu would find it waiting behind the call;
  * a new fiber placed on it is taken by an idle vcpu: xsc__rt_may_block),
  * or v is the only vcpu, so that no other fiber runs to wake one, and the
- * extension says its signals cannot either. */
-static bool sole(const struct xsc_vcpu *v, struct xsc_fiber *f)
+ * extension says its signals cannot either.  only: the first form alone,
+ * for a wait with no end (another fiber's timed wait on the only vcpu
+ * could end meanwhile, which sole_wait's slices allow for). */
+static bool sole(const struct xsc_vcpu *v, struct xsc_fiber *f, bool only)
 {
 	const struct xsc *x = v->x;
 
 	if (f->masked || inflight(x))
 		return false;
 	return atomic_load_explicit(&v->nhomed, memory_order_relaxed) == 1 ||
-	       (xsc__rt.n == 1 && xsc__ext && xsc__ext->may_wait && xsc__ext->may_wait(f));
+	       (!only && xsc__rt.n == 1 && xsc__ext && xsc__ext->may_wait &&
+		xsc__ext->may_wait(f));
 }
 
 /* The wait, in the caller, in slices of at most 10 ms.  A signal taken
@@ -366,7 +369,7 @@ static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long 
 			return true;
 		}
 		v = xsc__vcpu();
-		if (atomic_load(&v->rq_len) || !sole(v, f)) {
+		if (atomic_load(&v->rq_len) || !sole(v, f, false)) {
 			b[at] = ms > 0 ? (left + 999999) / 1000000 : ms;
 			return false;
 		}
@@ -446,7 +449,7 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 		return false;
 	}
 	memcpy(b, a, 6 * sizeof(*b));
-	if (sole(v, f)) {
+	if (sole(v, f, false)) {
 		count(v, f, XSC_WAY_SOLE);
 		*post = b;
 		return sole_wait(f, nr, a, d->probe - 1, r, b);
@@ -462,16 +465,14 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
  * look at its path (call_sole); by a fiber alone on its vcpu, against
  * the call posted alone; else against the call posted in a batch, where
  * a ring takes it.  True with the result in *r when it was made here.
- * Sole here is the first form of sole() only, the vcpu's one fiber: a
- * wait with no end must not hold a vcpu where another fiber lives (its
- * timed wait could end meanwhile, as sole_wait's slices allow). */
+ * Sole in sole()'s first form only: the open's wait has no end. */
 static bool here_if(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const long *a,
 		    long *r)
 {
 	const struct xsc_sysdef *d = &xsc__sys[nr];
 	unsigned route = v->x->head[nr].route;
 	bool al = alone(v);
-	bool s = al && sole(v, f) && atomic_load_explicit(&v->nhomed, memory_order_relaxed) == 1;
+	bool s = al && sole(v, f, true);
 
 	if (!al && (!v->x->have_ring ||
 		    (route != XSC_BACKEND_URING && route != XSC_BACKEND_SQPOLL)))

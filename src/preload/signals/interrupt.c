@@ -170,12 +170,11 @@ static long sleep_left(const struct xsc_fiber *f, long nr)
 	return xsc__ucopy_out(rem, &ts, sizeof(ts)) ? -EFAULT : -EINTR;
 }
 
-/* The fiber whose call in its kernel thread was stopped (ops->here_stopped,
- * sched/syscalls.c call_sole): its handlers run now; whether each had
- * SA_RESTART. */
-bool tp_here_stopped(struct xsc_fiber *f)
+/* The handlers of p, f's pending signals it does not block, run now on
+ * f: whether each had SA_RESTART (read before any runs: a handler may
+ * change a disposition). */
+static bool run_pending(struct xsc_fiber *f, uint64_t p)
 {
-	uint64_t p = __atomic_load_n(&f->sig_pending, __ATOMIC_ACQUIRE) & ~f->sigmask;
 	bool restart = true;
 
 	for (int s = 1; s <= 64; s++)
@@ -184,6 +183,14 @@ bool tp_here_stopped(struct xsc_fiber *f)
 	if (p)
 		xsc__tp_deliver(f);
 	return restart;
+}
+
+/* The fiber whose call in its kernel thread was stopped (ops->here_stopped,
+ * sched/syscalls.c call_sole): its handlers run now; whether each had
+ * SA_RESTART. */
+bool tp_here_stopped(struct xsc_fiber *f)
+{
+	return run_pending(f, __atomic_load_n(&f->sig_pending, __ATOMIC_ACQUIRE) & ~f->sigmask);
 }
 
 /* The interrupted fiber, back on its vcpu with the call's result r. */
@@ -209,10 +216,6 @@ long tp_interrupted(struct xsc_fiber *f, long nr, long r)
 	}
 	if (!p)
 		return -EINTR;	/* its handler ran already (tp_scan) */
-	for (int s = 1; s <= 64; s++)
-		if (((p >> (s - 1)) & 1) && !(tp.act[s].flags & SA_RESTART))
-			restart = false;
-	if (p)
-		xsc__tp_deliver(f);	/* the handlers run now, on this thread */
-	return restart ? XSC_CALL_RESTART : -EINTR;
+	/* the handlers run now, on this thread */
+	return run_pending(f, p) && restart ? XSC_CALL_RESTART : -EINTR;
 }
