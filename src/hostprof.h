@@ -70,7 +70,7 @@ struct xsc_hostprof {
 	char why_cheap[240];	/* the route reason of a .cheap row */
 	/* the route reason of a .cheap_if row, which speaks of opens:
 	 * update decide() when another row gets a .cheap_if */
-	char why_open[560];
+	char why_open[640];
 };
 
 /* The profile of this host: loaded on first use, once per process and
