@@ -233,6 +233,8 @@
 	},
 	[SYS_futex] = {
 		.args = "uaddr,op,val,ts_in,uaddr2,val3",
+		/* a shared wait, posted (shim_futex), as the kernel's */
+		.intr = XSC_INTR_RESTART,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.bound = futex_bound,

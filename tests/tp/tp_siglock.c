@@ -13,7 +13,11 @@
  * waiters; the sem waiter checks that each EINTR came after a handler ran
  * on it.  Then main sends KILLS to the condition waiter with pthread_kill:
  * natively its handler runs at once, under `xsc run` it waited until the
- * wait ended.  Prints the counts; exit 0 on success, 1 on any error.
+ * wait ended.  Last JOINS to a thread waiting in pthread_join (a futex
+ * wait without FUTEX_PRIVATE_FLAG, which xsc posts to the kernel):
+ * natively each handler runs during the wait, which goes on; under `xsc
+ * run` none ran until the joined thread ended, 2026-11-28.  Prints the
+ * counts; exit 0 on success, 1 on any error.
  * xsc-tp: run-opts=-t 2 */
 #include "tp.h"
 
@@ -24,12 +28,14 @@
 
 #define ROUNDS 300
 #define KILLS 100
+#define JOINS 50
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int released;
 static sem_t sem;
-static atomic_long tids[2];
+static atomic_long tids[3];
+static int pipefd[2];
 static atomic_int ready, handled, elsewhere, bad_eintr, other_err;
 static __thread int mark, handled_here;
 
@@ -38,7 +44,8 @@ static void on_usr1(int sig)
 	long me = syscall(SYS_gettid);
 
 	(void)sig;
-	if (!mark || (me != atomic_load(&tids[0]) && me != atomic_load(&tids[1])))
+	if (!mark || (me != atomic_load(&tids[0]) && me != atomic_load(&tids[1]) &&
+		      me != atomic_load(&tids[2])))
 		atomic_fetch_add(&elsewhere, 1);
 	handled_here++;
 	atomic_fetch_add(&handled, 1);
@@ -76,6 +83,28 @@ static void *sem_waiter(void *arg)
 	}
 }
 
+static void *pipe_reader(void *arg)
+{
+	char c;
+
+	(void)arg;
+	return (void *)read(pipefd[0], &c, 1);
+}
+
+static void *join_waiter(void *arg)
+{
+	sigset_t usr1;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);	/* main's is blocked */
+	mark = 1;
+	atomic_store(&tids[2], syscall(SYS_gettid));
+	atomic_fetch_add(&ready, 1);
+	pthread_join(*(pthread_t *)arg, NULL);
+	return NULL;
+}
+
 /* Waits until more than n handlers ran; false (with a line on stderr)
  * after 5 s.  what and k name the signal sent. */
 static bool handled_in_time(int n, const char *what, int k)
@@ -97,11 +126,12 @@ static bool handled_in_time(int n, const char *what, int k)
 int main(void)
 {
 	sigset_t usr1;
-	pthread_t t[2];
+	pthread_t t[2], reader, joiner;
 	int fail = 0;
 
 	/* no SA_RESTART: sem_wait fails with EINTR */
-	if (tp_on_signal(SIGUSR1, on_usr1, 0) < 0 || sem_init(&sem, 0, 0) < 0) {
+	if (tp_on_signal(SIGUSR1, on_usr1, 0) < 0 || sem_init(&sem, 0, 0) < 0 ||
+	    pipe(pipefd) < 0) {
 		perror("tp_siglock");
 		return 1;
 	}
@@ -122,6 +152,19 @@ int main(void)
 		pthread_kill(t[0], SIGUSR1);
 		fail = !handled_in_time(n, "pthread_kill", n - ROUNDS);
 	}
+	/* then to a thread waiting in pthread_join */
+	pthread_create(&reader, NULL, pipe_reader, NULL);
+	pthread_create(&joiner, NULL, join_waiter, &reader);
+	while (atomic_load(&ready) < 3)
+		usleep(1000);
+	usleep(20000);	/* it waits */
+	for (int n = ROUNDS + KILLS; n < ROUNDS + KILLS + JOINS && !fail; n++) {
+		pthread_kill(joiner, SIGUSR1);
+		fail = !handled_in_time(n, "pthread_kill to a joiner", n - ROUNDS - KILLS);
+	}
+	if (write(pipefd[1], "x", 1) != 1)
+		fail = 1;
+	pthread_join(joiner, NULL);
 	pthread_mutex_lock(&m);
 	released = 1;
 	pthread_cond_broadcast(&cv);
@@ -130,9 +173,9 @@ int main(void)
 	pthread_join(t[0], NULL);
 	pthread_join(t[1], NULL);
 	printf("signals handled: %d of %d, not on a waiter: %d\n",
-	       atomic_load(&handled), ROUNDS + KILLS, atomic_load(&elsewhere));
+	       atomic_load(&handled), ROUNDS + KILLS + JOINS, atomic_load(&elsewhere));
 	printf("EINTR with no handler run on the thread: %d, other errors: %d\n",
 	       atomic_load(&bad_eintr), atomic_load(&other_err));
-	return fail || atomic_load(&handled) != ROUNDS + KILLS || atomic_load(&elsewhere) ||
+	return fail || atomic_load(&handled) != ROUNDS + KILLS + JOINS || atomic_load(&elsewhere) ||
 	       atomic_load(&bad_eintr) || atomic_load(&other_err);
 }
