@@ -176,6 +176,52 @@ static void call_handler(struct xsc_vcpu *v, void *h, unsigned long flags,
 		set_fs(was, was_sel);
 }
 
+/* glibc's cancellation signal for a fiber: pthread_cancel sends it while
+ * the thread has asynchronous cancellation on (glibc's cancellable calls,
+ * and the interposed ones: wrap.c), and the fiber raises it when its
+ * call is interrupted.  Its handler either returns at once or unwinds
+ * the thread out of its call into its cleanup handlers and its exit, and
+ * never comes back here.  What runs then is thread code, which takes
+ * locks, waits and makes calls as natively: so the handler runs as
+ * thread code, not counted as a handler (its calls go to the runtime,
+ * the selector at BLOCK), with the fiber's mask as the kernel sets it
+ * for the handler (the signal and the action's mask added).  Counted as
+ * a handler, the cleanup's calls were made directly on the vcpu, and one
+ * waiting for a mutex another thread on that vcpu held waited for good.
+ * The kernel thread's mask is the handler's until the fiber leaves it
+ * (TP(v)->sigmask unknown: the next fiber sets its own in full).  false:
+ * not this case. */
+static bool cancel_as_thread(struct xsc_vcpu *v, int sig, siginfo_t *si, void *uc,
+			     const struct kact *k)
+{
+	struct xsc_fiber *f = v->cur;
+	uint64_t mask;
+	unsigned char sel;
+	bool masked;
+
+	if (sig != SIGCANCEL || !f || TP(v)->in_handler || TP(v)->setxid ||
+	    TP(v)->vfork || !(k->flags & SA_SIGINFO) || k->handler == SIG_DFL ||
+	    k->handler == SIG_IGN)
+		return false;
+	mask = f->sigmask;
+	sel = TP(v)->sel;
+	masked = f->masked;
+	if (!(k->flags & SA_NODEFER))
+		f->sigmask |= SIGBIT(sig);
+	f->sigmask |= k->mask & ~TP_NEVER_BLOCKED;
+	f->masked = false;
+	TP(v)->sigmask = ~0ULL;
+	TP(v)->sel = TP_SEL_BLOCK;
+	call_handler(v, k->handler, k->flags, sig, si, uc);
+	/* it returned: the thread was not cancelled */
+	v = xsc__vcpu();
+	f->sigmask = mask;
+	f->masked = masked;
+	TP(v)->sigmask = ~0ULL;
+	TP(v)->sel = sel;
+	return true;
+}
+
 /* Every handler the program installs runs through here.  Its calls never
  * switch fibers: they trap (the selector stays BLOCK) into in_handler(),
  * which answers the ones that are the runtime's to answer (installing a
@@ -202,6 +248,8 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	if (v && passed_on(v, sig, si, h))
+		return;
+	if (v && cancel_as_thread(v, sig, si, uc, k))
 		return;
 	if (flags & SA_RESETHAND)
 		k->handler = SIG_DFL;
