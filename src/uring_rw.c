@@ -8,10 +8,11 @@
  *    -EAGAIN stays on an O_NONBLOCK fd, a blocking fd gets the blocking
  *    form, a short write on a blocking fd is finished with the rest, a
  *    short read of a regular file reads the rest (XSC_M_REST, XSC_M_KIND);
- *  - after a short transfer in the blocking form, one checked read tells
- *    whether the caller's buffer ends there; if so the file position is
- *    advanced by hand (lseek; harmlessly -ESPIPE on pipes and sockets),
- *    as read(2) and write(2) advance it;
+ *  - after a short transfer in the blocking form that ends at the start
+ *    of a page, one checked read tells whether the caller's buffer ends
+ *    there (one that ends inside a page ended with the data); if so the
+ *    file position is advanced by hand (lseek; harmlessly -ESPIPE on
+ *    pipes and sockets), as read(2) and write(2) advance it;
  *  - positional calls (pread64, pwrite64, preadv, pwritev, and
  *    preadv2/pwritev2 with an offset) have no translation: io_uring
  *    ignores the offset on pipes, sockets and ttys, and no opcode can
@@ -129,8 +130,13 @@ static void fix_pos(struct xsc *x, int id, long res, long want,
 	if (xsc__fdkind_stream((int)a[0]))
 		return;	/* a socket's or a pipe's: no position to fix */
 	next = iov_at(v, n, res);
+	/* the byte before it was transferred: on the same page (4 KiB, the
+	 * smallest) the look could not fault, and the transfer ended with
+	 * the data, not at a fault */
+	if (!next || (iov_at(v, n, res - 1) == next - 1 && ((uintptr_t)next & 4095)))
+		return;
 	x->st.crossings++;
-	if (next && xsc__ucopy_in(&c, next, 1) < 0) {
+	if (xsc__ucopy_in(&c, next, 1) < 0) {
 		x->st.crossings++;
 		xsc__sys3(SYS_lseek, a[0], res, SEEK_CUR);
 	}
