@@ -345,7 +345,10 @@ int xsc__fd_type(struct xsc *x, int fd)
 			   AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, (long)&stx, 0);
 
 	x->st.crossings++;
-	return r < 0 ? (int)r : (int)(stx.stx_mode & S_IFMT);
+	if (r < 0)
+		return (int)r;
+	xsc__sockhint_learn(fd, S_ISSOCK(stx.stx_mode));
+	return (int)(stx.stx_mode & S_IFMT);
 }
 
 int xsc__fd_on_disk(struct xsc *x, int fd)

@@ -33,6 +33,8 @@
 			   room, then writes what fits */
 #define XSC_M_KIND  16	/* a short read waits for its fd's type, asked
 			   with an IORING_OP_STATX (slot.acc: the count) */
+#define XSC_M_RECV  32	/* a read of a descriptor last seen to be a socket,
+			   in as IORING_OP_RECV (uring_rw.c, sockhint) */
 
 /* Multi-calls (multicall_uring.c) own every SQE whose user_data has bit
  * 63 set; the reaper hands their CQEs to the module (struct xsc_mc_ops). */
@@ -125,6 +127,9 @@ int xsc__fd_on_disk(struct xsc *x, int fd);
 /* fd's file type (its S_IFMT bits; 0 for an anonymous inode: eventfd,
  * timerfd, epoll...), or -errno */
 int xsc__fd_type(struct xsc *x, int fd);
+/* fd was seen to be a socket, or not: its reads go in as receives
+ * (uring_rw.c) */
+void xsc__sockhint_learn(int fd, bool sock);
 /* For a socket call that failed with -EFAULT: the error the synchronous
  * call gives first (-EBADF, -ENOTSOCK), else -EFAULT. */
 long xsc__sock_efault(struct xsc *x, int fd);

@@ -24,6 +24,7 @@
 
 #include <fcntl.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -46,10 +47,75 @@ static int rw(struct xsc *x, int id, int op, long fd, long buf, long len,
 	return 1;
 }
 
+/* ---- reads of sockets ---------------------------------------------------
+ *
+ * A short read in the non-blocking form asks the descriptor's type (a
+ * regular file's read stopped at a page not cached and reads on; a
+ * socket's count is final): a statx, or one in the ring, per short read
+ * where the runtime does not know the kinds (library mode).  So the
+ * descriptors last seen to be sockets are kept, and a read of one goes in
+ * as a receive: read(2) of a socket is sock_recvmsg with no flags, which
+ * IORING_OP_RECV makes, and its short count needs no question.  A hint
+ * only: a descriptor closed and made again as something else fails the
+ * receive with -ENOTSOCK, which no read(2) gives, and the read goes in as
+ * a read then.  A zero-byte read stays a read: read(2) answers 0 without
+ * a receive, which would take a datagram. */
+#define SOCKHINT_FDS 65536
+static _Atomic uint64_t sockhint[SOCKHINT_FDS / 64];
+
+void xsc__sockhint_learn(int fd, bool sock)
+{
+	uint64_t bit;
+
+	if (fd < 0 || fd >= SOCKHINT_FDS)
+		return;
+	bit = 1ULL << (fd % 64);
+	if (sock)
+		atomic_fetch_or_explicit(&sockhint[fd / 64], bit, memory_order_relaxed);
+	else
+		atomic_fetch_and_explicit(&sockhint[fd / 64], ~bit, memory_order_relaxed);
+}
+
+static bool sockhint_says(long fd)
+{
+	return fd >= 0 && fd < SOCKHINT_FDS &&
+	       (atomic_load_explicit(&sockhint[fd / 64], memory_order_relaxed) >> (fd % 64)) & 1;
+}
+
 int xsc__prep_read(struct xsc *x, int id)
 {
 	const int64_t *a = A(x, id);
-	return rw(x, id, IORING_OP_READ, a[0], a[1], a[2], -1, 0);
+	struct io_uring_sqe *sqe;
+	int flags = 0;
+
+	if (a[2] <= 0 || !FITS_RW(a[2]) || !sockhint_says(a[0]))
+		return rw(x, id, IORING_OP_READ, a[0], a[1], a[2], -1, 0);
+	if (xsc__want_nowait(x, id))
+		flags = MSG_DONTWAIT;
+	sqe = xsc__sqe(x, id, 0);
+	io_uring_prep_recv(sqe, (int)a[0], (void *)a[1], (size_t)a[2], flags);
+	slot_of(x, id)->mode |= XSC_M_RECV;
+	return 1;
+}
+
+/* A receive for a read of fd that was not a socket: the read, in the form
+ * the receive had. */
+static long read_again(struct xsc *x, int id)
+{
+	struct xsc_slot *s = slot_of(x, id);
+	int parts;
+
+	xsc__sockhint_learn((int)A(x, id)[0], false);
+	s->mode &= (uint8_t)~(XSC_M_RECV | XSC_M_NOWAIT);
+	if (atomic_load(&s->canceled))
+		return -ECANCELED;	/* nothing ran */
+	if (!x->have_ring || !xsc__sq_room(x, 1))
+		return XSC_RETRY_SYNC;	/* nothing ran */
+	parts = xsc__prep_read(x, id);
+	if (parts <= 0)
+		return XSC_RETRY_SYNC;
+	s->parts = (uint8_t)parts;
+	return XSC_PENDING;
 }
 
 int xsc__prep_write(struct xsc *x, int id)
@@ -162,7 +228,15 @@ long xsc__done_read(struct xsc *x, int id)
 {
 	const int64_t *a = A(x, id);
 	struct iovec one = { (void *)a[1], (size_t)a[2] };
-	return finish_read(x, id, &one, 1);
+	long res = slot_of(x, id)->res[0];
+	bool rest;
+
+	if (!(slot_of(x, id)->mode & XSC_M_RECV))
+		return finish_read(x, id, &one, 1);
+	if (res == -ENOTSOCK)
+		return read_again(x, id);
+	/* a socket's: a short count is final (want = res), no position */
+	return xsc__nowait_done(x, id, res, res > 0 ? res : a[2], false, &rest);
 }
 
 long xsc__done_readv(struct xsc *x, int id)
@@ -358,6 +432,8 @@ long xsc__kind_done(struct xsc *x, int id)
 	 * read, as the synchronous check's failure gives */
 	disk = s->res[0] == 0 && (sx->stx_mask & STATX_TYPE) &&
 	       (S_ISREG(sx->stx_mode) || S_ISBLK(sx->stx_mode));
+	if (s->res[0] == 0 && (sx->stx_mask & STATX_TYPE))
+		xsc__sockhint_learn((int)A(x, id)[0], S_ISSOCK(sx->stx_mode));
 	if (!disk)
 		return s->acc;
 	return xsc__rest_start(x, id, s->acc);
