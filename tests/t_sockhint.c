@@ -66,9 +66,12 @@ int main(void)
 	char path[300];
 	pthread_t t;
 	uint64_t c0, c1, c2;
+	struct xsc_probe pr;
 
 	CHECK_EQ(xsc_open(&x, NULL), 0);
 	CHECK_EQ(pipe(p), 0);
+	xsc_probe_get(x, &pr);
+	uring = uring && pr.uring;	/* not when io_uring is refused */
 
 	/* 1. a stream socket */
 	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, s), 0);
