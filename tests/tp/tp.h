@@ -26,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- checks ------------------------------------------------------------ */
@@ -185,6 +186,15 @@ static inline void tp_gate_open(struct tp_gate *g)
 	g->open = 1;
 	pthread_cond_broadcast(&g->cv);
 	pthread_mutex_unlock(&g->m);
+}
+
+/* Sleeps ms milliseconds, on through the signals that interrupt it. */
+static inline void tp_nap(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
 }
 
 /* ---- signals and seccomp ----------------------------------------------- */

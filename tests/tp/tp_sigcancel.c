@@ -15,7 +15,8 @@
  * main's mutex must park, not hold the vcpu main needs.
  * xsc-tp: run-opts=-t 1
  * xsc-tp: +auto */
-#define _GNU_SOURCE
+#include "tp.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -48,13 +49,6 @@ static sem_t sem;
 static pthread_t forever;	/* a thread that never ends by itself */
 static pid_t child;
 static int go, disabled_read = -2;
-
-static void nap(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
 
 /* The cancelled thread's cleanup: calls, and a wait for the mutex main
  * holds until after the cancel. */
@@ -174,15 +168,15 @@ static void one(const char *k)
 		return;
 	}
 	if (strcmp(k, "before"))
-		nap(30);	/* it blocks */
+		tp_nap(30);	/* it blocks */
 	pthread_cancel(t);
 	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
 	if (!strcmp(k, "disabled")) {
-		nap(30);
+		tp_nap(30);
 		if (write(rd[1], "d", 1) != 1)
 			failures++;
 	}
-	nap(10);		/* the cleanup waits for this mutex */
+	tp_nap(10);		/* the cleanup waits for this mutex */
 	pthread_mutex_unlock(&held);
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 3;

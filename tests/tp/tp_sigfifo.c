@@ -8,7 +8,8 @@
  * call_sole); else it is posted.
  * xsc-tp: run-opts=-t 2
  * xsc-tp: +auto */
-#define _GNU_SOURCE
+#include "tp.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -29,21 +30,14 @@ static void on_usr1(int sig)
 	got++;
 }
 
-static void nap(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 /* the other thread: a signal to the waiter, then (want_writer) a writer */
 static void *killer(void *arg)
 {
 	int want_writer = *(int *)arg;
 
-	nap(150);
+	tp_nap(150);
 	pthread_kill(waiter, SIGUSR1);
-	nap(150);
+	tp_nap(150);
 	printf("killer: handlers run while the open waits: %d\n", (int)got);
 	if (want_writer) {
 		int fd = open(path, O_WRONLY);
@@ -64,15 +58,11 @@ static void *killer(void *arg)
 
 static int round_of(int restart)
 {
-	struct sigaction sa;
 	pthread_t t;
 	int want_writer = restart;
 	char c = 0;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_usr1;
-	sa.sa_flags = restart ? SA_RESTART : 0;
-	sigaction(SIGUSR1, &sa, NULL);
+	tp_on_signal(SIGUSR1, on_usr1, restart ? SA_RESTART : 0);
 	got = 0;
 	waiter = pthread_self();
 	pthread_create(&t, NULL, killer, &want_writer);

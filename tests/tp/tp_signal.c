@@ -44,13 +44,6 @@ static void on_alrm(int sig)
 	alrm++;
 }
 
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 static long ms_since(const struct timespec *t0)
 {
 	struct timespec t;
@@ -75,7 +68,7 @@ static void *target(void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	target_ready = 1;
 	while (my_usr1 == 0 && ms_since(&t0) < 10000)
-		nap_ms(2);
+		tp_nap(2);
 	CHECK(my_usr1 == 1, "pthread_kill: handler ran %d times in the target thread", (int)my_usr1);
 	return (void *)(long)my_usr1;
 }
@@ -90,7 +83,7 @@ static void *blocker(void *arg)
 	CHECK(pthread_sigmask(SIG_BLOCK, &s, &old) == 0, "pthread_sigmask block");
 	CHECK(!sigismember(&old, SIGUSR2), "SIGUSR2 blocked already");
 	CHECK(raise(SIGUSR2) == 0, "raise SIGUSR2");
-	nap_ms(20);
+	tp_nap(20);
 	CHECK(usr2 == 0 && my_usr2 == 0, "blocked SIGUSR2 was handled");
 	sigemptyset(&pend);
 	CHECK(sigpending(&pend) == 0, "sigpending");
@@ -144,9 +137,9 @@ int main(void)
 	CHECK(pthread_create(&t, NULL, target, NULL) == 0, "pthread_create");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!target_ready && ms_since(&t0) < 10000)
-		nap_ms(1);
+		tp_nap(1);
 	CHECK(target_ready, "the new thread did not start within 10 s while main slept");
-	nap_ms(10);	/* most likely asleep in nanosleep now */
+	tp_nap(10);	/* most likely asleep in nanosleep now */
 	CHECK(pthread_kill(t, SIGUSR1) == 0, "pthread_kill");
 	CHECK(pthread_join(t, &r) == 0, "pthread_join");
 	CHECK(usr1 == 3, "after pthread_kill: handler ran %d times in all", (int)usr1);
@@ -168,11 +161,11 @@ int main(void)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	CHECK(alarm(1) == 0, "an alarm was already set");
 	while (alrm == 0 && ms_since(&t0) < 10000)
-		nap_ms(10);
+		tp_nap(10);
 	el = ms_since(&t0);
 	CHECK(alrm == 1, "SIGALRM handled %d times", (int)alrm);
 	CHECK(el >= 900, "SIGALRM after %ld ms", el);
-	nap_ms(50);
+	tp_nap(50);
 	CHECK(alrm == 1, "SIGALRM handled %d times", (int)alrm);
 	printf("SIGALRM: %d\n", (int)alrm);
 
