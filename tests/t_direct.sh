@@ -20,7 +20,13 @@
 #     1,250 ns all of them made alone; the thread is the only one of its
 #     vcpu, so its 1,000 opens are made without a look at the path (by
 #     the only thread; tp_sigfifo checks that a signal still ends such
-#     an open's wait).
+#     an open's wait);
+#   - `tp_direct transfer`, two threads passing a byte back and forth
+#     through blocking pipes and a socket pair, on two vcpus under AUTO:
+#     each thread is the only one of its vcpu, and its 4,000 reads and
+#     writes, each of which may wait for the other, are made by itself
+#     (tp_sigread checks that a signal ends such a wait as natively);
+#     none where a system call costs more than one posted alone.
 # Exit 0 pass, 1 fail, 77 skip.
 # xsc-test: timeout=300
 set -u
@@ -71,6 +77,7 @@ printf '%s\n' "null_syscall_ns 2000" "posted_batch1_ns 1250" "posted_batch32_ns 
 	"cross_core_wake_ns 30000" "xsave_bytes 2696" "xsavec 1" >"$tmp/dear"
 "$prog" >"$tmp/native.out" || { echo "FAIL: natively: exit $?"; cat "$tmp/native.out"; exit 1; }
 "$prog" disk >"$tmp/nativedisk.out" || { echo "FAIL: natively, disk: exit $?"; cat "$tmp/nativedisk.out"; exit 1; }
+"$prog" transfer >"$tmp/nativetransfer.out" || { echo "FAIL: natively, transfer: exit $?"; cat "$tmp/nativetransfer.out"; exit 1; }
 printf '%s\n' "null_syscall_ns 1100" "posted_batch1_ns 1250" "posted_batch32_ns 100" \
 	"posted_async_batch32_ns 400" "tls_switch_ns 1100" "thread_switch_ns 4000" \
 	"cross_core_wake_ns 30000" "xsave_bytes 2696" "xsavec 1" >"$tmp/dear-alone"
@@ -119,6 +126,16 @@ fi
 if run auto-disk-dearer env XSC_HOST_PROFILE="$tmp/dear" taskset -c 0; then
 	n=$(way "$tmp/auto-disk-dearer.err" alone) s=$(way "$tmp/auto-disk-dearer.err" sole)
 	[ "$n" -eq 0 ] && [ "$s" -eq 0 ] || bad "auto, disk calls, a system call dearer than one posted alone: $n made alone, $s by the only thread (want 0)"
+fi
+targs=transfer
+if run auto-transfer env XSC_THREADS=2 taskset -c 0,1; then
+	s=$(way "$tmp/auto-transfer.err" sole) p=$(way "$tmp/auto-transfer.err" posted)
+	[ "$s" -ge 8000 ] || bad "auto, transfers: $s made by the only thread of a vcpu (want >= 8000)"
+	echo "auto: transfers: $s by the only thread of a vcpu, $p posted"
+fi
+if run auto-transfer-dear env XSC_HOST_PROFILE="$tmp/dear" XSC_THREADS=2 taskset -c 0,1; then
+	s=$(way "$tmp/auto-transfer-dear.err" sole)
+	[ "$s" -eq 0 ] || bad "auto, transfers, a system call dearer than one posted alone: $s by the only thread (want 0)"
 fi
 targs=""
 

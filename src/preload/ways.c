@@ -58,7 +58,7 @@ static void line(const char *who, const uint64_t *w)
 {
 	xsc__say("xsc run: %s: %lu posted (may wait); cannot wait for a peer: %lu made alone, "
 		 "%lu posted with others to batch; waits: %lu made by the only thread "
-		 "of a vcpu (opens too), %lu answered by a look (timeout 0), %lu looked and "
+		 "of a vcpu (opens and transfers too), %lu answered by a look (timeout 0), %lu looked and "
 		 "posted; %lu made by the caller by route\n",
 		 who, (unsigned long)w[XSC_WAY_POSTED], (unsigned long)w[XSC_WAY_ALONE],
 		 (unsigned long)w[XSC_WAY_BATCHED], (unsigned long)w[XSC_WAY_SOLE],

@@ -444,6 +444,20 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 		*r = xsc__call_here(nr, (const int64_t *)a);
 		return true;
 	}
+	if (d->turn.dir && d->intr == XSC_INTR_RESTART) {
+		/* a transfer that may wait for a peer (a blocking descriptor,
+		 * or one whose kind is not known), by the only fiber of its
+		 * vcpu: its wait harms no one, and a signal for it ends the
+		 * wait as natively, with the open's rule (call_sole).  AUTO
+		 * only: a forced backend posts them to its executor */
+		if (v->x->cfg.backend == XSC_BACKEND_AUTO && alone(v) && sole(v, f, true)) {
+			count(v, f, XSC_WAY_SOLE);
+			*r = call_sole(f, nr, a);
+			return true;
+		}
+		count(v, f, XSC_WAY_POSTED);
+		return false;
+	}
 	if (!d->probe || !a[d->probe - 1] || !alone(v)) {
 		count(v, f, XSC_WAY_POSTED);
 		return false;

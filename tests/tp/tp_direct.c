@@ -21,7 +21,12 @@
  *   disk      (only, with the argument "disk") calls that wait for nothing
  *             but the disk: a pread and an fstat of a regular file the
  *             thread has looked at, an open of it, its fstat, a read and
- *             the close, 1,000 times each: the bytes read.
+ *             the close, 1,000 times each: the bytes read;
+ *   transfer  (only, with the argument "transfer") two threads pass a
+ *             byte back and forth 1,000 times through blocking pipes,
+ *             then through a blocking socket pair: each read waits for
+ *             the other thread (t_direct.sh: each thread alone on its
+ *             vcpu makes them itself).
  * Prints one line per case; exit 0.  t_transparent compares the output
  * with the native run's, t_direct.sh also which way the calls went.
  */
@@ -31,6 +36,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +292,47 @@ static void disk(void)
 	close(fd);
 }
 
+static int tx[2][2];	/* transfer: main -> echo, echo -> main */
+
+static void *echo(void *arg)
+{
+	char c;
+
+	(void)arg;
+	while (read(tx[0][0], &c, 1) == 1)
+		if (write(tx[1][1], &c, 1) != 1)
+			break;
+	return NULL;
+}
+
+/* 1,000 round trips through tx, made by pipe() or socketpair() */
+static void round_trips(const char *what, bool sock)
+{
+	pthread_t t;
+	long sum = 0;
+
+	for (int i = 0; i < 2; i++)
+		if ((sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, tx[i]) : pipe(tx[i])) != 0) {
+			printf("transfer: %s: %s\n", what, strerror(errno));
+			fails++;
+			return;
+		}
+	pthread_create(&t, NULL, echo, NULL);
+	for (int i = 0; i < 1000; i++) {
+		char x = (char)(i % 100), y = 0;
+		if (write(tx[0][1], &x, 1) != 1 || read(tx[1][0], &y, 1) != 1)
+			break;
+		sum += y;
+	}
+	close(tx[0][1]);
+	pthread_join(t, NULL);
+	close(tx[0][0]);
+	close(tx[1][0]);
+	close(tx[1][1]);
+	printf("transfer: 1000 round trips through %s, sum %ld\n", what, sum);
+	fails += sum != 49500;
+}
+
 static void *nothing(void *arg)
 {
 	return arg;
@@ -301,6 +348,11 @@ int main(int argc, char **argv)
 	pthread_join(t, NULL);
 	if (argc > 1 && !strcmp(argv[1], "disk")) {
 		disk();
+		return fails ? 1 : 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "transfer")) {
+		round_trips("blocking pipes", false);
+		round_trips("a blocking socket pair", true);
 		return fails ? 1 : 0;
 	}
 	nonblock();
