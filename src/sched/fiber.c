@@ -133,7 +133,8 @@ void xsc__reap_dead(struct xsc_vcpu *v, struct xsc_fiber *f)
 
 /* A new fiber goes to an idle vcpu if there is one (a vcpu that is busy,
  * or blocked in an inline call, may not look at its queue for a while),
- * else round robin. */
+ * else round robin, past the vcpus whose fiber waits in the kernel
+ * (held: the new thread may be the one it waits for). */
 struct xsc_vcpu *xsc__place(void)
 {
 	unsigned i = atomic_fetch_add(&xsc__rt.rr, 1);
@@ -144,6 +145,11 @@ struct xsc_vcpu *xsc__place(void)
 			if (atomic_load(&v->idle))
 				return v;
 		}
+	for (int k = 0; k < xsc__rt.n; k++) {
+		struct xsc_vcpu *v = &xsc__rt.v[(i + (unsigned)k) % (unsigned)xsc__rt.n];
+		if (!atomic_load(&v->held))
+			return v;
+	}
 	return &xsc__rt.v[i % (unsigned)xsc__rt.n];
 }
 

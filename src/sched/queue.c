@@ -158,6 +158,8 @@ static void make_ready(struct xsc_fiber *f)
 
 	f->state = F_READY;
 	xsc__rq_push(v, f);
+	if (atomic_load(&v->held))	/* its fiber waits in the kernel */
+		kick_idle(v);
 	if (v != me || atomic_load(&v->idle))
 		xsc__kick(v->x);
 	else if (atomic_load(&xsc__rt.nidle) > 0 && atomic_load(&v->rq_len) > 1)

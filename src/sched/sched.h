@@ -177,6 +177,8 @@ struct xsc_vcpu {
 	_Atomic int nq_len;			/* new fibers */
 	_Atomic int idle;
 	_Atomic int nhomed;		/* fibers whose home it is, alive */
+	_Atomic int held;		/* its fiber waits in the kernel (call_sole):
+					   no new fiber is placed here */
 	_Atomic int inited;		/* 1 running, -errno failed to start */
 	/* fibers waiting for a free syscall entry (vcpu-local, no lock) */
 	struct xsc_wq ewait;

@@ -397,6 +397,9 @@ static long call_sole(struct xsc_fiber *f, long nr, const long *a)
 		bool stopped = true;
 		long r = 0;
 
+		/* held, then a look at the new fibers (xsc__rt_may_block): one
+		 * placed here before the flag is taken by an idle vcpu */
+		atomic_store(&v->held, 1);
 		xsc__rt_may_block(v);
 		atomic_store(&f->here_stop, 0);
 		atomic_store(&f->here_v, v);	/* then a look at what is pending */
@@ -407,6 +410,7 @@ static long call_sole(struct xsc_fiber *f, long nr, const long *a)
 			stopped = (r == -ECANCELED || r == -EINTR) && atomic_load(&f->here_stop);
 		}
 		atomic_store(&f->here_v, NULL);
+		atomic_store(&v->held, 0);
 		if (!stopped)
 			return r;
 		if (ext && xsc__signal_pending(f) && !xsc__ext->here_stopped(f) &&

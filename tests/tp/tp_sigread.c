@@ -5,7 +5,11 @@
  * The signals come from another thread (pthread_kill: thread-directed).
  * The waiting thread is alone on its vcpu where it can be (two vcpus),
  * where xsc makes such a call in the thread's own kernel thread
- * (sched/syscalls.c made_here, call_sole); else it is posted.
+ * (sched/syscalls.c made_here, call_sole); else it is posted.  Last, a
+ * thread made while the waiter waits in a read must run although its
+ * maker keeps its own vcpu busy (sched_yield in a loop): it writes what
+ * the waiter reads.  Placed on the waiter's vcpu, it waited behind the
+ * read for good.
  * xsc-tp: run-opts=-t 2
  * xsc-tp: +auto */
 #include "tp.h"
@@ -13,6 +17,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -95,6 +100,33 @@ static void round_of(enum kind k, int restart)
 	pthread_join(t, NULL);
 }
 
+static volatile int written;
+
+static void *writer(void *arg)
+{
+	(void)arg;
+	if (write(fd[1], "w", 1) != 1)
+		printf("writer: %s\n", strerror(errno));
+	written = 1;
+	return NULL;
+}
+
+/* makes a writer four times, spinning until each has written */
+static void *maker(void *arg)
+{
+	(void)arg;
+	tp_nap(100);	/* the waiter waits in its read by now */
+	for (int i = 0; i < 4; i++) {
+		pthread_t w;
+		written = 0;
+		pthread_create(&w, NULL, writer, NULL);
+		while (!written)
+			sched_yield();
+		pthread_join(w, NULL);
+	}
+	return NULL;
+}
+
 static void *nothing(void *arg)
 {
 	return arg;
@@ -131,5 +163,16 @@ int main(void)
 		}
 	}
 	close(lsn);
+	if (pipe(fd) != 0) {
+		perror("pipe");
+		return 1;
+	}
+	pthread_create(&t, NULL, maker, NULL);
+	int n = 0;
+	char c;
+	for (int i = 0; i < 4; i++)
+		n += (int)read(fd[0], &c, 1);
+	pthread_join(t, NULL);
+	printf("threads made while a read waits: read %d\n", n);
 	return 0;
 }
