@@ -12,7 +12,8 @@
  * Made deterministic: the test registers an extension whose scan, run by
  * the loop's look, posts a second request and kicks, as another vcpu's
  * signal handler would right after the look.  The fiber then waits in a read of an empty
- * pipe that a plain thread fills after 3 s.  The second request must be
+ * pipe that a plain thread fills after 3 s, posted (a second fiber waits
+ * on the vcpu too: the only fiber of a vcpu would make the read itself).  The second request must be
  * looked at at once (here: within 1 s), not when that read completes.
  * xsc-test: per-backend */
 #include <pthread.h>
@@ -29,7 +30,7 @@
 
 static _Atomic int scans;
 static double first, second;
-static int p[2];
+static int p[2], q[2];
 
 static void scan_hook(struct xsc_vcpu *v)
 {
@@ -54,19 +55,31 @@ static void *filler(void *arg)
 
 	(void)arg;
 	nanosleep(&d, NULL);
-	if (write(p[1], "x", 1) != 1)
+	if (write(p[1], "x", 1) != 1 || write(q[1], "y", 1) != 1)
 		abort();
+	return NULL;
+}
+
+static void *other(void *arg)
+{
+	char c;
+
+	(void)arg;
+	CHECK_EQ(xsc_read(q[0], &c, 1), 1);
 	return NULL;
 }
 
 static int body(int argc, char **argv)
 {
+	xsc_thread_t t;
 	char c;
 
 	(void)argc;
 	(void)argv;
+	CHECK_EQ(xsc_thread_create(&t, NULL, other, NULL), 0);
 	atomic_store(&xsc__vcpu()->scan, 1);	/* the first request */
 	CHECK_EQ(xsc_read(p[0], &c, 1), 1);	/* parks: the loop looks */
+	CHECK_EQ(xsc_thread_join(t, NULL), 0);
 	return 42;
 }
 
@@ -79,6 +92,7 @@ int main(void)
 		skip("inline runs the read in the fiber's kernel thread: it "
 		     "never goes idle");
 	CHECK_EQ(pipe(p), 0);
+	CHECK_EQ(pipe(q), 0);
 	CHECK_EQ(pthread_create(&th, NULL, filler, NULL), 0);
 	xsc_runtime_config_init(&cfg);
 	cfg.nthreads = 1;
