@@ -133,11 +133,16 @@ void xsc__reap_dead(struct xsc_vcpu *v, struct xsc_fiber *f)
 
 /* A new fiber goes to an idle vcpu if there is one (a vcpu that is busy,
  * or blocked in an inline call, may not look at its queue for a while),
- * else round robin, past the vcpus whose fiber waits in the kernel
- * (held: the new thread may be the one it waits for). */
+ * else to the one with the fewest threads (living there, or placed and
+ * not started), round robin among equals, past the vcpus whose fiber
+ * waits in the kernel (held: the new thread may be the one it waits
+ * for).  Round robin alone may put a new thread beside a vcpu's only
+ * one while another vcpu, busy for a moment, has none. */
 struct xsc_vcpu *xsc__place(void)
 {
 	unsigned i = atomic_fetch_add(&xsc__rt.rr, 1);
+	struct xsc_vcpu *best = NULL;
+	int least = 0;
 
 	if (atomic_load(&xsc__rt.nidle) > 0)
 		for (int k = 0; k < xsc__rt.n; k++) {
@@ -147,10 +152,14 @@ struct xsc_vcpu *xsc__place(void)
 		}
 	for (int k = 0; k < xsc__rt.n; k++) {
 		struct xsc_vcpu *v = &xsc__rt.v[(i + (unsigned)k) % (unsigned)xsc__rt.n];
-		if (!atomic_load(&v->held))
-			return v;
+		int load = atomic_load_explicit(&v->nhomed, memory_order_relaxed) +
+			   atomic_load_explicit(&v->nq_len, memory_order_relaxed);
+		if (!atomic_load(&v->held) && (!best || load < least)) {
+			best = v;
+			least = load;
+		}
 	}
-	return &xsc__rt.v[i % (unsigned)xsc__rt.n];
+	return best ? best : &xsc__rt.v[i % (unsigned)xsc__rt.n];
 }
 
 XSC_EXPORT int xsc_thread_create(xsc_thread_t *t, const xsc_thread_attr_t *attr,
