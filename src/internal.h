@@ -221,6 +221,8 @@ struct xsc {
 	struct io_uring_probe *probe;
 	struct xsc_probe pr;
 	char reason[256], sq_reason[256];
+	bool refused;	/* the backend asked for was refused: AUTO's routes,
+			   but posted as the asked one would (probe.c) */
 
 	struct xsc_workers *wk;	/* NULL until the first worker entry */
 	struct xsc_fdwait *fdw;	/* readiness waits without a ring (fdwait.c) */

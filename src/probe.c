@@ -90,6 +90,7 @@ void xsc__probe(struct xsc *x)
 				 x->cfg.backend != XSC_BACKEND_AUTO ? "; ignoring the asked " : "",
 				 x->cfg.backend == XSC_BACKEND_URING ? "uring" :
 				 x->cfg.backend == XSC_BACKEND_SQPOLL ? "sqpoll" : "");
+		x->refused = x->cfg.backend != XSC_BACKEND_AUTO;
 		x->cfg.backend = XSC_BACKEND_AUTO;
 		return;
 	}

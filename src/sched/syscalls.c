@@ -450,11 +450,15 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 	}
 	if (d->turn.dir && d->intr == XSC_INTR_RESTART) {
 		/* a transfer that may wait for a peer (a blocking descriptor,
-		 * or one whose kind is not known), by the only fiber of its
-		 * vcpu: its wait harms no one, and a signal for it ends the
-		 * wait as natively, with the open's rule (call_sole).  AUTO
-		 * only: a forced backend posts them to its executor */
-		if (v->x->cfg.backend == XSC_BACKEND_AUTO && alone(v) && sole(v, f, true)) {
+		 * or one whose kind is not known), by a program's thread that
+		 * is the only fiber of its vcpu: its wait harms no one, and a
+		 * signal for it ends the wait as natively, with the open's
+		 * rule (call_sole).  AUTO only: a forced backend, or one
+		 * asked for and refused, posts them to its executor; an xsc
+		 * thread (library mode, no f->fs) posts them as FlexSC-Threads
+		 * does */
+		if (f->fs && v->x->cfg.backend == XSC_BACKEND_AUTO && !v->x->refused &&
+		    alone(v) && sole(v, f, true)) {
 			count(v, f, XSC_WAY_SOLE);
 			*r = call_sole(f, nr, a);
 			return true;
