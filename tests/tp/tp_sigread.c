@@ -8,8 +8,8 @@
  * (sched/syscalls.c made_here, call_sole); else it is posted.  Last, a
  * thread made while the waiter waits in a read must run although its
  * maker keeps its own vcpu busy (sched_yield in a loop): it writes what
- * the waiter reads.  Placed on the waiter's vcpu, it waited behind the
- * read for good.
+ * the waiter reads.  Placed on the waiter's vcpu, it would wait behind
+ * the read for good.
  * xsc-tp: run-opts=-t 2
  * xsc-tp: +auto */
 #include "tp.h"

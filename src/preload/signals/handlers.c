@@ -186,9 +186,9 @@ static void call_handler(struct xsc_vcpu *v, void *h, unsigned long flags,
  * thread code, not counted as a handler (its calls go to the runtime,
  * the selector at BLOCK), with the fiber's mask as the kernel sets it
  * for the handler (the signal and the action's mask added).  Counted as
- * a handler, the cleanup's calls were made directly on the vcpu, and one
- * waiting for a mutex another thread on that vcpu held waited for good.
- * The kernel thread's mask is the handler's until the fiber leaves it
+ * a handler, the cleanup's calls would be made directly on the vcpu, and
+ * one waiting for a mutex another thread on that vcpu holds would wait
+ * for good.  The kernel thread's mask is the handler's until the fiber leaves it
  * (TP(v)->sigmask unknown: the next fiber sets its own in full).  false:
  * not this case. */
 static bool cancel_as_thread(struct xsc_vcpu *v, int sig, siginfo_t *si, void *uc,
