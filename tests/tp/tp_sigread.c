@@ -49,16 +49,16 @@ static void *killer(void *arg)
 {
 	const struct plan *p = arg;
 
-	tp_nap(150);
+	tp_nap(60);
 	pthread_kill(waiter, SIGUSR1);
-	tp_nap(150);
+	tp_nap(60);
 	if (!p->peer)
 		return NULL;
 	if (p->k == ACCEPT) {
 		int c = socket(AF_INET, SOCK_STREAM, 0);
 		if (c < 0 || connect(c, (struct sockaddr *)&addr, sizeof(addr)) != 0)
 			printf("killer: connect failed: %s\n", strerror(errno));
-		tp_nap(50);
+		tp_nap(20);
 		if (c >= 0)
 			close(c);
 	} else if (write(fd[1], "x", 1) != 1) {
@@ -115,7 +115,7 @@ static void *writer(void *arg)
 static void *maker(void *arg)
 {
 	(void)arg;
-	tp_nap(100);	/* the waiter waits in its read by now */
+	tp_nap(60);	/* the waiter waits in its read by now */
 	for (int i = 0; i < 4; i++) {
 		pthread_t w;
 		written = 0;
