@@ -9,10 +9,8 @@
  * adds a waiter and arms its fd (EPOLLONESHOT, the union of its waiters'
  * events), the thread sleeps in epoll_wait, moves the waiters an event
  * satisfies to a done list, re-arms the fd for the others and kicks the
- * owner, whose reap hands each to done_cb (id -1, the events, the tag).
- * Without it each such blocked call would hold one of at most 256
- * syscall threads per kernel thread, and more blocked fibers than that
- * would deadlock.
+ * owner, whose reap hands each to done_cb (id -1, the events, the tag),
+ * so that no blocked call holds one of the 256 syscall threads.
  *
  * The thread starts with the handle (xsc_open, when there is a done_cb and
  * no ring), never under a fiber.  Memory comes from mmap: the owner may be

@@ -1,32 +1,22 @@
 /*
- * multicall.c - multi-calls: a chain of system calls that runs in order,
- * stops at the first failed checked call and forwards results, in as few
- * kernel crossings as possible (System Call Clustering, section 2.2, with
- * c-blake/batch's forward-only word copy).  Also looped multi-calls, the
- * paper's section 3.4 loop executed without returning per iteration.
+ * multicall.c - the multi-call driver: a chain of system calls that runs
+ * in order, stops at the first failed checked call and forwards results,
+ * in as few kernel crossings as possible (System Call Clustering, section
+ * 2.2, with c-blake/batch's forward-only word copy), and the looped
+ * multi-calls of the paper's section 3.4.  The API: docs/multicall.md.
  *
- * Everything is validated before anything runs: references name earlier
- * calls only (so a chain cannot loop or hang: at most n calls per
- * iteration and max_iter iterations), flags and loop options are checked.
- *
- * Three executors produce the results; mc_settle() (multicall_rules.c,
- * which every executor and this driver use, and which calls none of
- * them) applies the rules to each result in order, the same code for all
- * of them:
- *   uring   multicall_uring.c: linked SQEs, one io_uring_enter per run of
- *           calls io_uring can express
- *   worker  the whole chain as ONE entry (pseudo number XSC_NR_MC) on a
- *           syscall thread, which runs the plain calls: one hand-off
- *   inline  the plain calls in the caller's thread
- * Unless the caller asks for a path: on an auto handle the one expected
- * to take the least time (multicall_cost.c), uring or inline; on a handle
- * whose backend is forced, that backend's (XSC_BACKEND=worker gives the
- * worker path, =inline the inline path, =uring/sqpoll the ring when it
- * saves crossings).
- *
- * The layers under the module meet its work in three places (a chain
- * entry on a syscall thread, a CQE of its SQEs, xsc_close): they reach it
- * through the ops it registers (internal.h struct xsc_mc_ops).
+ * Rules:
+ *  - everything is validated before anything runs: references name
+ *    earlier calls only (so a chain runs at most n calls per iteration and
+ *    max_iter iterations, and cannot hang), flags and loop options;
+ *  - three executors produce the results (uring: multicall_uring.c;
+ *    worker: the whole chain as ONE entry, XSC_NR_MC, on a syscall thread;
+ *    inline: the plain calls in the caller), and mc_settle()
+ *    (multicall_rules.c) applies the rules to each result in order, the
+ *    same code for all; the path: docs/multicall.md, "Paths and when each
+ *    is taken" (on an auto handle by expected time: multicall_cost.c);
+ *  - the layers below reach this module only through the ops it registers
+ *    (internal.h struct xsc_mc_ops): docs/design.md, "Layers".
  */
 #include "multicall.h"
 #include "multicall_uring.h"

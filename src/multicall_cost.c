@@ -4,33 +4,18 @@
  * AUTO runs a chain on the path expected to finish first, not the one
  * that crosses into the kernel least often: a crossing saved on the
  * caller's thread is worth nothing if what replaces it takes longer.
- * Expected time of a chain of `calls` system calls, in the caller's wall
- * clock, leaving out the calls' own kernel work (the same on every path):
+ * Expected time, leaving out the calls' own kernel work:
  *
  *   inline   calls * Tsys
  *   uring    enters * Tenter + sync * Tsys + calls * Top
- *   worker   Thandoff + calls * Tsys
+ *   worker   Thandoff + calls * Tsys: never less than inline, never taken
  *
- * Tsys is one null system call, Tenter one io_uring_enter that submits
- * and waits, Top io_uring's own work per request (SQE, request, CQE);
- * enters and sync come from the chain (struct mc_cost: one enter, one
- * more per reference io_uring cannot carry, and the fcntl/fstat calls
- * that classify fds).  The worker path makes the same plain calls as the
- * inline one, on a syscall thread, after a hand-off the caller waits
- * for (Thandoff > 0: a futex wake or a spinning thread on another core,
- * 0.4-9 us in `xsc bench null`, batch 1), so it never finishes first and
- * Thandoff needs no measuring: AUTO on an auto handle never takes it.
- * multicall.c compares the two others (uring_faster()).
- *
- * The constants are measured on the host, never written down: the choice
- * hinges on Tenter/Tsys and Top/Tsys, which differ by machine and even by
- * boot of one VM (Tsys from ~45 ns on bare metal to ~1.1 us in a VM with
- * page-table isolation; docs/multicall.md).  They come from the host
- * profile (hostprof.h): Tsys is its null system call; a posted NOP costs
- * Tenter + Top alone (batch 1) and Tenter / 32 + Top per call in a batch
- * of 32, which gives both.  Where
- * the profile has no posted costs (io_uring was not measured), io_uring
- * never wins.
+ * enters and sync come from the chain (struct mc_cost); multicall.c
+ * compares inline and uring (uring_faster()).  The constants come from
+ * the host profile (hostprof.h), never written down: the choice hinges on
+ * Tenter/Tsys and Top/Tsys, which differ by machine and by boot.  Where
+ * the profile has no posted costs, io_uring never wins.  What each term
+ * is: docs/multicall.md, "How AUTO chooses on an auto handle".
  */
 #include "multicall.h"
 

@@ -6,23 +6,17 @@
  * broke the link and resumes; multicall_build.c plans and builds the
  * runs.  The design: docs/multicall.md, "Paths and when each is taken".
  *
- * Rules:
+ * Rules (why each: that section, "How the uring path stays exact"):
  *  - link only opcodes whose failure breaks the link on this kernel
- *    (READ, WRITE, OPENAT, CLOSE, FSYNC, NOP: tests/t_mc_links.c);
- *  - every chain stop implies a broken link, so nothing runs past a stop;
- *    a broken link that is not a stop RESUMES: results settled in order,
+ *    (tests/t_mc_links.c);
+ *  - every stop implies a broken link, so nothing runs past a stop; a
+ *    broken link that is not a stop RESUMES: results settled in order,
  *    the breaking one made exact, the rest built and submitted again;
- *  - forward only what io_uring can carry: a private fd as direct slot k
- *    (installed as a normal fd when the chain stops before its close), a
- *    read/write count speculated as the producer's full count (rebuilt
- *    when it comes back short); any other reference ends the build
- *    before its consumer;
- *  - exact as the single-call translations (docs/design.md): fds are
- *    classified once per run and O_NONBLOCK pipes/sockets and positional
- *    calls on them run synchronously; a short blocking write's rest is
- *    posted as an ordinary entry (xsc__call_own), never a blocking call
- *    in the caller; a faulted transfer's position is fixed with lseek;
- *    close's -EBADF on an io_uring fd is re-run synchronously.
+ *  - forward only what io_uring can carry (a private fd as direct slot k,
+ *    a read/write count speculated as its producer's full count);
+ *  - exact as the single-call translations: a short blocking write's rest
+ *    is posted as an ordinary entry (xsc__call_own), never a blocking
+ *    call in the caller.
  */
 #include "multicall_urun.h"
 #include "dispatch.h"

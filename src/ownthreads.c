@@ -1,27 +1,22 @@
 /*
  * ownthreads.c - the runtime's own threads do not keep a process alive.
  *
- * glibc ends a process when the last of its threads ends: it counts the
- * threads pthread_create made plus the main thread (__nptl_nthreads), and
- * the thread that brings the count to zero calls exit(0), after its
- * pthread keys' destructors, so atexit handlers run and stdio is flushed.
- * The runtime's threads made with pthread_create (vcpus, fdwait waiters,
- * pthread syscall threads, transparent mode's watchdog) must not be in
- * that count, or a main that calls pthread_exit never ends.  So each is
- * taken out of the count once created and put back just before it
- * returns: glibc decides as natively, in the thread it decides in.  The
- * count is a private symbol found at run time; without it transparent
- * mode ends the process itself at its last thread's exit system call
- * (preload/threads.c), without the atexit handlers.
+ * glibc ends a process when the last thread of its count ends (the main
+ * thread and those pthread_create made: __nptl_nthreads, a private symbol
+ * found at run time).  The runtime's threads made with pthread_create
+ * must not be in that count, or a main that calls pthread_exit never
+ * ends: each leaves it once created and enters it again just before it
+ * returns, so glibc decides as natively, in the thread it decides in.
+ * Why, and what happens without the symbol: docs/transparent.md, the
+ * bullet "The process ends when its last thread ends".
  *
  * Update every pthread_create of a runtime thread when this changes:
  * xsc__own_thread_start() after it, xsc__own_thread_end() at the end of
  * its start routine (runtime.c vcpu_spawn, fdwait.c, worker.c,
  * preload/signals/preempt.c tp_watch).  Raw clones (clone.S) are not
- * counted.
- *
- * Nor does such a thread take the program's signals: it is created with
- * every signal blocked (xsc__attr_blocked), not only once it runs.
+ * counted.  Nor does such a thread take the program's signals: it is
+ * created with every signal blocked (xsc__attr_blocked), not only once
+ * it runs.
  */
 #include "ownthreads.h"
 

@@ -1,27 +1,22 @@
 /*
  * table.c - the syscall table: one row per x86-64 system call, the single
- * description every part of xsc reads: the dispatcher and every executor
- * (routes, translations, which calls stay on the calling thread), the
- * transparent-mode shim (post, direct or emulate), multi-calls (which
- * calls link, and how), `xsc info`, and the tests.  Like the kernel's
- * io_uring/opdef.c.
+ * description every part of xsc reads (the dispatcher and executors, the
+ * shim, multi-calls, `xsc info`, the profiler, the tests), like the
+ * kernel's io_uring/opdef.c.  The row type and its fields are in table.h,
+ * the rows in src/table/ by family; who reads which field: docs/design.md,
+ * "The syscall table".
  *
- * The row type and what each field means are in table.h; the rows are in
- * src/table/ by family.  A row is a designated initializer, one policy a
- * line, and states every policy; a second row for the same number is a
- * build error (-Woverride-init, on in every developer build), and
- * xsc__table_check() below, run when the library is built and by t_table,
- * fails on a row that leaves a policy unstated or contradicts itself.
- *
- * Names come from the build machine's kernel headers (scripts/
- * gen-sysnames.sh, run by the build), so every number they have is named;
- * a number no row describes may block, runs on any thread and has no
- * io_uring form.  When you add an io_uring translation, add its prep (and
- * done) in uring_prep.h, the list of translated calls in docs/design.md
- * ("Executors and routes") and a differential case (its number in
- * tests/diff_calls.h and a case in the t_diff_*.c that lists it: t_table
- * fails without the first, the differential test without the second).  Argument names come from the
- * vocabulary below (akinds[]): the profiler reads their kinds.
+ * Rules:
+ *  - a row is a designated initializer, one policy a line, and states
+ *    every policy; xsc__table_check() below (run by the build and by
+ *    t_table) fails on a row that leaves one unstated or contradicts itself;
+ *  - argument names come from the vocabulary below (akinds[]): the
+ *    profiler reads their kinds;
+ *  - when you add an io_uring translation, add its prep (and done) in
+ *    uring_prep.h, the call to the list in docs/design.md ("Executors and
+ *    routes") and a differential case: its number in tests/diff_calls.h
+ *    (t_table fails without it) and a case in the t_diff_*.c that lists it
+ *    (the differential test fails without it).
  */
 #include "uring_prep.h"
 #include "ucopy.h"

@@ -7,25 +7,16 @@
  *
  * user_data of an SQE is (entry id << 2 | part): an entry may use two SQEs
  * (stat: statx + buffer check; poll: poll + linked timeout) and completes
- * when both CQEs are in.  A few user_data values are reserved (uring.h):
- * XSC_UD_FUTEX, the FUTEX_WAIT on the worker completion counter that lets
- * one io_uring_enter wait for both executors at once, XSC_UD_CANCEL,
- * async-cancel requests whose own CQEs carry nothing we need, and
- * XSC_UD_BARRIER, xsc__sqpoll_barrier's NOP.
+ * when both CQEs are in.  A few values are reserved (uring.h): XSC_UD_FUTEX,
+ * the FUTEX_WAIT on the worker completion counter that lets one
+ * io_uring_enter wait for both executors, XSC_UD_CANCEL, async-cancel
+ * requests whose CQEs carry nothing, XSC_UD_BARRIER, xsc__sqpoll_barrier's.
  *
- * Sizing: io_uring charges a ring's memory to the locked-memory limit of
- * the user who made it (RLIMIT_MEMLOCK, 8 MiB by default, one budget for
- * all of that user's processes; not for CAP_IPC_LOCK).  An SQ of 2 SQEs
- * per entry took 1.1 MiB per kernel thread of xsc threads, and a third
- * non-root process under `xsc run` got no ring.  So the SQ holds a batch,
- * at most SQ_MAX SQEs (uring_setup.c), and whoever queues SQEs first
- * makes room for all of an entry's parts (xsc__sq_room: a submission, or
- * with SQPOLL a wait for the poller), so a linked pair is never split
- * between two submissions.  The CQ holds the CQEs of every entry in flight, so they
- * fit without the kernel's overflow list: back-pressure lives in
- * the pages (3 per entry: a cancel's own CQE too).  Readiness waits are
- * not bounded by the entries; CQEs past the CQ wait in the kernel's
- * overflow list until the reaper enters.
+ * Sizing: the SQ holds a batch, not every entry, and whoever queues SQEs
+ * first makes room for all of an entry's parts (xsc__sq_room), so a linked
+ * pair is never split between two submissions.  The CQ holds the CQEs of
+ * every entry in flight: back-pressure lives in the pages.  Why:
+ * docs/design.md, "A ring's memory".
  */
 #include "uring_prep.h"
 #include "done.h"

@@ -4,24 +4,18 @@
  * Syscall threads of this process, optionally pinned to a syscall core,
  * run any syscall number from the pages.  They share the caller's memory,
  * files and credentials but not its per-thread state, so the table's
- * thread-bound calls (table.h) are routed inline and refused here.
+ * thread-bound calls (table.h) are routed inline and refused here.  In
+ * transparent mode a worker is a raw clone that never takes a libc lock
+ * (xsc__raw_workers).
  *
- * Hand-off: a bounded queue of entry ids, the owner its only producer,
- * consumers claiming a slot with a CAS on head; workers spin cfg.spin_ns,
- * then sleep on qseq, woken only when `sleepers` says someone sleeps,
- * as many as there are calls not taken yet.
- * Completion: ret, then status DONE (release), then a push on a lock-free
- * stack the owner pops whole; cseq is woken only when the owner waits.
- * The pool grows while work waits and no worker is idle, up to
- * cfg.max_workers (worker_cap_hits).  In transparent mode a worker is a
- * raw clone that never takes a libc lock (xsc__raw_workers).
- *
- * Cancel: exact, never lost, never reaching another entry.  The canceller
- * signals a thread only after claiming its run word (RUN(id) ->
- * RUN(id) | R_CLAIM); a claimed thread lets the signal land (R_SENT)
- * before it takes another entry; every call goes through xsc__syscall_cp
- * (cancel.S), whose window between its test and the syscall the handler
- * closes.  Why each piece: docs/design.md, "Syscall threads".
+ * Hand-off: a bounded queue of entry ids, the owner its only producer;
+ * workers spin cfg.spin_ns, then sleep on qseq.  Completion: ret, then
+ * status DONE (release), then a push on a lock-free stack the owner pops
+ * whole.  The pool grows while work waits and no worker is idle, up to
+ * cfg.max_workers.  Cancel is exact: the canceller signals a thread only
+ * after claiming its run word, and every call goes through
+ * xsc__syscall_cp (cancel.S).  Why each piece and the memory ordering:
+ * docs/design.md, "Syscall threads" and "Memory-ordering contract".
  */
 #include "worker.h"
 #include "cancel.h"

@@ -8,17 +8,15 @@
  * Rules (the why: docs/design.md, "Contexts and fiber stacks"):
  *  - mappings are MAP_NORESERVE | MADV_NOHUGEPAGE; the guard is one page,
  *    MADV_GUARD_INSTALL where the kernel has it, else mprotect
- *    (XSC_STACK_GUARD=mprotect forces it);
- *  - the pool is per thread, LIFO, at most pool_max; a pooled stack keeps
- *    only its top KEEP bytes resident;
+ *    (XSC_STACK_GUARD=mprotect forces it); the pool is per thread,
+ *    LIFO, at most pool_max, a pooled stack keeping its top KEEP bytes;
  *  - the registry of guard pages is read by the handler without locks:
  *    chunks are never freed, slots are read with acquire loads paired
  *    with reg_add / reg_grow's release stores, writers take reg_lock;
  *  - the handler needs an alternate signal stack on every thread that
  *    runs fibers (xsc__stack_thread_init); a fault that is not a guard
  *    hit goes to the previous handler or the default action;
- *  - ranges are registered with Valgrind while mapped and unpoisoned for
- *    ASan when pooled or unmapped.
+ *  - Valgrind knows mapped ranges; ASan's poison goes when pooled or unmapped.
  */
 #include <errno.h>
 #include <pthread.h>

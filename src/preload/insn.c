@@ -15,10 +15,7 @@
  * answer is a wrong "yes", so each table entry below follows the Intel SDM
  * opcode maps (Vol. 2, Appendix A) and nothing is guessed; t_insn checks
  * every candidate site of the machine's libc against objdump.
- *
- * A function's first instruction comes from the library's .eh_frame_hdr
- * search table, which lists every function with unwind information
- * (static ones too), and its end from its FDE: xsc__fdes_*.
+ * Functions' bounds come from .eh_frame_hdr and the FDEs (xsc__fdes_*).
  */
 #include <string.h>
 

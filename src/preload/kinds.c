@@ -15,9 +15,8 @@
  *     a sendmsg with control data (SCM_RIGHTS) maybe with another
  *     process: from before the call on, O_NONBLOCK of those is not known
  *     exactly (xsc__fdkind_nb), since it may change through the other;
- *   - an io_uring of the program's own (its closes go by it), a
- *     descriptor table shared with another process or unshared by one
- *     thread turn the kinds off for good.
+ *   - a ring of the program's own, a descriptor table shared with another
+ *     process or unshared by one thread turn the kinds off for good.
  */
 #include "shim.h"
 

@@ -1,8 +1,6 @@
 /*
  * preload.c - transparent mode: unmodified pthread programs on xsc threads
- * (libxsc-preload.so, by LD_PRELOAD or `xsc run -- prog`).  The design:
- * docs/transparent.md.
- *
+ * (libxsc-preload.so, by LD_PRELOAD or `xsc run -- prog`; docs/transparent.md).
  * This file: the entry from libc and the dispatch.  Every way a program's
  * call reaches the library (a SIGSYS from syscall user dispatch, an
  * interposed function in wrap.c, a rewritten libc site in rewrite.c) ends

@@ -3,24 +3,20 @@
  * after its first trap, so that a call libc makes inside itself costs a
  * jump and a function call, not a SIGSYS round trip.  site.c plans which
  * instruction before the syscall becomes "jmp stub"; this file carries
- * the plan out.  The design, what is left trapping and the figures:
+ * the plan out.  Why each rule, what is left trapping and the figures:
  * docs/transparent.md, "Trap once, then jump".
  *
  * Rules:
  *  - only libc.so.6's executable segment, only after a trap from that
  *    very site with a number the stub may take (xsc__tp_site_ok);
  *  - one instruction changes, by one locked 8-byte compare-and-exchange
- *    within a cache line; the syscall and what follows stay, so any
- *    other path through the site runs the original code and traps;
- *  - a trampoline is written into padding and every CPU serialized
- *    (membarrier SYNC_CORE) before the jump to it is published; without
- *    membarrier, no trampolines;
- *  - no page is writable and executable at once: the code page is made
- *    writable for the change only, the stubs are a memfd mapped r-x near
- *    libc and rw- elsewhere; a stub never changes once a site jumps to it;
+ *    within a cache line; a trampoline is published only once every CPU
+ *    is serialized (membarrier SYNC_CORE), and without membarrier none;
+ *  - no page is writable and executable at once; a stub never changes
+ *    once a site jumps to it;
  *  - every change is logged with the bytes it replaced (site.c reads the
- *    code as it was); a forked child with a runtime of its own copies
- *    the stubs (xsc__tp_rewrite_child); XSC_REWRITE=0 turns it all off.
+ *    code as it was); a forked child with a runtime of its own copies the
+ *    stubs (xsc__tp_rewrite_child); XSC_REWRITE=0 turns it all off.
  */
 #include "preload.h"
 #include "stats.h"

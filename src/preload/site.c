@@ -2,29 +2,21 @@
  * site.c - how a libc syscall site can become a jump, proven from the
  * code around it.  rewrite.c carries the plan out; t_insn checks the plan
  * of every syscall instruction of the machine's libc against objdump.
- * The design: docs/transparent.md, "Trap once, then jump".
+ * Why each rule: docs/transparent.md, "Trap once, then jump".
  *
  * Rules of a plan:
  *  - I, the instruction replaced, is in the run of "plain" instructions
- *    (insn.c: no rip-relative operand, no call, return or push) or
- *    conditional branches right before the syscall, at most 16 and 48
- *    bytes; the stub runs I up to the syscall as they were (a jcc becomes
- *    a jcc rel32 to its target in libc) and enters with whatever rax
- *    they leave;
+ *    (insn.c) or conditional branches right before the syscall, at most
+ *    16 and 48 bytes; the stub runs I up to the syscall as they were;
  *  - the decoder walks from the function's first instruction (libc's
- *    unwind table) and must land on I's start, and no branch of the
- *    function may land inside I; where the whole function cannot be
- *    walked, I must not start with a legacy prefix;
- *  - I is the nearest candidate whose 5 bytes (jmp rel32) are within one
- *    cache line; else the nearest whose 2 bytes are, as a jmp rel8 to a
- *    trampoline: 5 bytes of padding within 128 bytes after an instruction
- *    that never falls through, that no branch of the function lands in
- *    (the whole FDE range must decode, with no indirect jump);
+ *    unwind table) and lands on I's start; no branch lands inside I;
+ *    where the function cannot be walked, I has no legacy prefix;
+ *  - I is the nearest whose 5 bytes (jmp rel32) lie within one cache
+ *    line, else whose 2 bytes do, as a jmp rel8 to a trampoline;
  *  - the code is read as it was, rewrite.c's log of changes undone;
- *  - the plan says novec where the whole function decodes, none of its
- *    instructions uses the x87, MMX or SSE state, no jump leaves it and
- *    its end does not fall through: its stub saves only xmm0-7
- *    (stub_x86_64.S).
+ *  - novec (the stub saves only xmm0-7) only where the whole function
+ *    decodes, uses no x87, MMX or SSE state, no jump leaves it and its end
+ *    does not fall through.
  */
 #include <string.h>
 

@@ -1,40 +1,22 @@
 /*
  * fdkind.c - transparent mode: whether a descriptor is a regular file or
  * a block device, and whether it is non-blocking, known without asking
- * the kernel again.
+ * the kernel again.  Words live in a table indexed by fd (fdtab.c).
  *
- * A short non-blocking read must be finished in the blocking form on a
- * regular file or block device and returned as it is on anything else
- * (uring.c, xsc__nowait_done); asking with a statx costs a kernel entry
- * per file a server opens.  The kind is taken from the program's own
- * fstat, newfstatat or statx of the descriptor (the rows' .fdkind, seen
- * by the extension), or from a statx the reaper had to make, and kept
- * until the descriptor is closed.  Words live in a table indexed by fd
- * (fdtab.c).
+ * The kind comes from the program's own fstat, newfstatat or statx of the
+ * descriptor (the rows' .fdkind) or from a statx the reaper had to make;
+ * the flag from the call that made the descriptor (XSC_FDKIND_NEW, with
+ * the flag at .nonblock) and its fcntl(F_SETFL) and ioctl(FIONBIO)
+ * (XSC_FDKIND_SETFL).  Both are kept until the descriptor is closed.
  *
- * Whether it is non-blocking (O_NONBLOCK of its open file description)
- * is known for descriptors the program made with a call that says so (a
- * socket, an accept, a pipe, an eventfd, a timerfd, an inotify: the rows'
- * XSC_FDKIND_NEW, with the flag at .nonblock) and kept through its
- * fcntl(F_SETFL) and ioctl(FIONBIO) (XSC_FDKIND_SETFL): a call that waits
- * for a peer on such a descriptor cannot wait, and runs in the caller
- * where posting it gains nothing (syscalls.c).  Another process sharing
- * the open file description (after a fork) may change the flag unseen:
- * then a call thought unable to wait may wait in the caller, as it does
- * natively; its result is the kernel's either way.  Where the flag must
- * be exact (does a read that found nothing wait? xsc__fdkind_nb, asked
- * instead of an fcntl), a description another descriptor or process may
- * hold is marked SHARED and asked of the kernel: a dup, dup2, dup3 or
- * F_DUPFD of it, a fork, a sendmsg with control data (SCM_RIGHTS).  Not
- * seen: another process taking a descriptor with pidfd_getfd.
- *
- * Exact, not a guess: every close of the program's passes the shim,
- * which marks the descriptor closing before the call and closed after it
- * (a generation in the same word), so a kind learned while a close raced
- * is dropped.  What the shim cannot see turns it off for the process (the
- * rows' XSC_FDKIND_OFF: a ring of the program's own, a descriptor table
- * shared with another process or unshared); then the statx is made.  The
- * xsc threads API and library mode never turn it on.
+ * Rules: exact, not a guess.  Every close passes the shim, which marks the
+ * descriptor closing before the call and closed after it (a generation in
+ * the same word), so what was learned while a close raced is dropped.
+ * Where the flag must be exact (xsc__fdkind_nb), a description that may be
+ * shared (dup, fork, SCM_RIGHTS) is asked of the kernel.  What the shim
+ * cannot see turns it all off for the process (XSC_FDKIND_OFF); library
+ * mode and the xsc threads API never turn it on.  Why: docs/design.md,
+ * "Do no harm: a thread with nothing to batch with".
  */
 #include "sched.h"
 

@@ -8,9 +8,8 @@
  * kernel waits.  Others wait in user space on the record's own futex
  * queue, holding no entry.  At most one readiness wait per record is
  * armed, when it has waiters and no holder; its completion grants the
- * turn to one waiter.  One arrival so wakes about one fiber, as the
- * kernel's exclusive waits do.  Why and what it measured: docs/design.md,
- * "Many blocked fibers".
+ * turn to one waiter: one arrival wakes about one fiber, as the kernel's
+ * exclusive waits do (docs/design.md, "Many blocked fibers").
  *
  * Rules: a grant counts as a holder from the grant, not from when the
  * fiber runs (else a newcomer arms a second wait in between); O_NONBLOCK

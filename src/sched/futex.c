@@ -11,9 +11,7 @@
  * the enqueue happen under the bucket lock, and wakers take the same lock,
  * so the classic futex guarantee holds: a waiter that saw the old value is
  * on the queue before any waker that changed it can look.
- *
- * Deadlines ride on the timed-wait machinery of sync.c (an absolute
- * clock_nanosleep in the vcpu's syscall pages: an io_uring timeout).
+ * Deadlines ride on sync.c's timed waits (an io_uring timeout).
  *
  * Only private futexes come here: a futex without FUTEX_PRIVATE_FLAG may
  * be shared with another process, whose wakes reach only the kernel, so

@@ -2,28 +2,21 @@
  * sandbox.c - a fiber that sandboxes itself, under xsc threads and xsc run.
  *
  * Natively a seccomp filter or a Landlock domain binds the calling thread
- * and the threads it creates later.  A fiber is not a kernel thread: the
- * call runs on its vcpu, the fiber's later calls may run in that vcpu's
- * io_uring (which no seccomp filter sees) or on its syscall threads, and
- * the fibers it creates may run on any vcpu.  So a sandboxing call made
- * by a fiber binds every kernel thread that runs the program's calls:
+ * and the threads it creates later.  A fiber is not a kernel thread: its
+ * later calls may run in its vcpu's io_uring (which no seccomp filter
+ * sees) or on syscall threads, and the fibers it creates on any vcpu.  So
+ * a sandboxing call made by a fiber binds every kernel thread that runs
+ * the program's calls:
  *  - a seccomp filter is installed with TSYNC (prctl(PR_SET_SECCOMP) as
- *    the equivalent seccomp(2)), so every vcpu and syscall thread has it
- *    when the call returns;
- *  - a Landlock domain is recorded with the credential changes (creds.c,
- *    with no_new_privs and a duplicate of the program's ruleset fd): every
- *    vcpu, syscall thread and the parked main thread applies it to itself
- *    before it runs another call;
+ *    the equivalent seccomp(2));
+ *  - a Landlock domain is recorded with the credential changes (creds.c):
+ *    every vcpu, syscall thread and the parked main thread applies it to
+ *    itself before it runs another call;
  *  - then every vcpu routes its calls to syscall threads, never to
- *    io_uring (xsc__sandboxed), where the kernel checks them exactly, and
- *    a blocked call holds a syscall thread, not the vcpu.
- * The program's other threads get the restriction too, where natively
- * they would not: more restrictive than native, never less, said once on
- * stderr.  set*id/capset change one kernel thread's credentials as the raw
- * calls do: that vcpu and its syscall threads (creds.c, "own") take them
- * and it routes its later calls to those, never to io_uring (the fiber
- * stays on its vcpu); the others are other threads, unchanged, as
- * natively.
+ *    io_uring (xsc__sandboxed).
+ * The program's other threads get it too: stricter than native, never
+ * less.  set*id/capset change one vcpu and its syscall threads (creds.c,
+ * "own"), as the raw calls do.  Why: docs/design.md, "Sandboxes (seccomp)".
  */
 #include "sched.h"
 

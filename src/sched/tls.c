@@ -3,31 +3,18 @@
  *
  * A program's threads are fibers, each with glibc's TLS block of its own,
  * so the FS base changes whenever a vcpu switches to a fiber of another
- * thread.  Three ways to load it, the cheapest the host allows:
+ * thread.  Three ways to load it, the cheapest the host allows: wrfsbase
+ * (FSGSBASE); an LDT slot whose base is a TLS block below 4 GiB, where
+ * the extension places glibc's thread stacks (xsc__tls_map_low); and
+ * arch_prctl for the rest.  The design and the figures:
+ * docs/transparent.md, "Thread pointers without a system call".
  *
- *   wrfsbase     where the kernel gives FSGSBASE to user space: one
- *                instruction;
- *   an LDT slot  elsewhere, for a TLS block below 4 GiB: a descriptor
- *                whose base is the block, written once with modify_ldt
- *                when the thread starts, then `mov sel, %fs` at each
- *                switch, no system call (a 64-bit descriptor base is 32
- *                bits wide, hence the 4 GiB);
- *   arch_prctl   the fallback: ARCH_SET_FS, a system call per load.
- *
- * The blocks are glibc's thread stacks (the thread descriptor sits at
- * the top of the stack mapping), so the extension places the mappings
- * glibc makes for stacks (MAP_STACK, no address asked for) below 4 GiB,
- * top down from there (xsc__tls_map_low); stacks it cannot place keep
- * the kernel's address and their threads the fallback.
- *
- * A slot belongs to one thread and is loaded only by the kernel thread
- * running it (a fiber stays on its home vcpu), which loads its own
- * pointer again before the thread's exit is reaped (loop.c run): a
- * kernel context switch reloads a loaded selector from the table, so a
- * slot must never be rewritten while some kernel thread has it loaded.
- *
- * A program that edits the LDT itself (Wine, DOSEMU) would share the
- * table with these slots: XSC_HW=noldt leaves the LDT alone.
+ * Rules: a slot belongs to one thread and is loaded only by the kernel
+ * thread running it (a fiber stays on its home vcpu), which loads its own
+ * pointer again before the thread's exit is reaped (loop.c run): a kernel
+ * context switch reloads a loaded selector from the table, so a slot is
+ * never rewritten while some kernel thread has it loaded.  XSC_HW=noldt
+ * leaves the LDT alone (a program that edits it itself: Wine, DOSEMU).
  */
 #include "sched.h"
 
