@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""
+r"""
 scripts/layout-check.py - the tree's size and layout limits, checked.
 
     scripts/layout-check.py [--report] [--allow FILE] [--no-duplicates] [ROOT]
@@ -15,18 +15,26 @@ The limits:
   - the tests/tp programs take CHECK from the shared tests/tp/tp.h: none
     defines its own;
   - the `duplicates` tool, where it is installed, shows at most 5 pairs
-    that are not boilerplate.
+    that are not boilerplate;
+  - README.md is at most 250 lines;
+  - a .c or .h file in src/ that opens with a comment (blank lines before
+    it aside) keeps that comment to at most 20 lines, from the line it
+    starts on to the line it ends on: what the file is for and its rules,
+    the rationale in docs/;
+  - no text in src/, bench/, tools/, tests/, docs/ or README.md names how
+    the code was made: nothing matches `\b[Ii]ssues? #?[0-9]+` or
+    `\(#[0-9]+\)` (files holding a NUL byte are not read).
 
 Every violation is one line, "KEY: what", where KEY names the file (and
-the function) and never a line number, so that it survives edits
-elsewhere in the file (the line number, where there is one, follows in
-brackets).  A violation whose line is in the allowlist
-(scripts/layout-allow.txt: the limits the tree did not yet meet when this
-check arrived) is printed as "still over" and does not fail, as long as
-its number has not grown past the listed one; any other fails the check
-(exit 1).  An allowlist line that matches nothing is reported (the limit
-is met now: delete the line, so that it stays met).  --report prints
-everything and exits 0.
+the function, the word "header", or the text found) and never a line
+number, so that it survives edits elsewhere in the file (the line
+number, where there is one, follows in brackets).  A violation whose
+line is in the allowlist (scripts/layout-allow.txt: the limits the tree
+did not yet meet when this check arrived) is printed as "still over" and
+does not fail, as long as its number has not grown past the listed one;
+any other fails the check (exit 1).  An allowlist line that matches
+nothing is reported (the limit is met now: delete the line, so that it
+stays met).  --report prints everything and exits 0.
 
 Functions are found by reading the C text (comments, strings and
 preprocessor lines set aside) and matching braces: a brace at file level
@@ -47,6 +55,8 @@ FILE_LIMIT = 700
 SIGNALS_LIMIT = 400
 FUNC_LIMIT = 80
 DUP_LIMIT = 5
+README_LIMIT = 250
+HEADER_LIMIT = 20
 FUNC_DIRS = ("src/", "bench/", "tools/")
 C_EXT = (".c", ".h")
 
@@ -249,6 +259,61 @@ def check_includes(root, names):
                        "line %d" % line)
 
 
+def check_readme(root, names):
+    if "README.md" in names:
+        n = count_lines(read_text(root, "README.md"))
+        if n > README_LIMIT:
+            yield ("README.md", n, "%d lines (limit %d)" % (n, README_LIMIT),
+                   "")
+
+
+def opening_comment(text):
+    """The number of lines of the comment text opens with (blank lines
+    before it aside), or 0 if it opens with anything else."""
+    body = text.lstrip()
+    if body.startswith("/*"):
+        end = body.find("*/", 2)
+        end = len(body) if end < 0 else end
+        return body.count("\n", 0, end) + 1
+    if body.startswith("//"):
+        n = 0
+        for line in body.split("\n"):
+            if not line.lstrip().startswith("//"):
+                break
+            n += 1
+        return n
+    return 0
+
+
+def check_headers(root, names):
+    for name in names:
+        if not name.startswith("src/") or not name.endswith(C_EXT):
+            continue
+        n = opening_comment(read_text(root, name))
+        if n > HEADER_LIMIT:
+            yield (name + " header", n,
+                   "%d lines of opening comment (limit %d; the rest "
+                   "belongs in docs/)" % (n, HEADER_LIMIT), "")
+
+
+PROVENANCE_DIRS = ("src/", "bench/", "tools/", "tests/", "docs/")
+PROVENANCE_RE = re.compile(r"\b[Ii]ssues? #?[0-9]+|\(#[0-9]+\)")
+
+
+def check_provenance(root, names):
+    for name in names:
+        if not name.startswith(PROVENANCE_DIRS) and name != "README.md":
+            continue
+        text = read_text(root, name)
+        if "\0" in text:
+            continue  # a binary file: an image, a build product
+        for m in PROVENANCE_RE.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            yield ('%s "%s"' % (name, m.group(0)), None,
+                   "names how the code was made, not what it does",
+                   "line %d" % line)
+
+
 CHECK_DEF_RE = re.compile(r"^\s*#\s*define\s+CHECK\b", re.M)
 
 
@@ -326,7 +391,9 @@ def main():
     names = tracked_files(root)
     found = []
     for gen in (check_files(root, names), check_functions(root, names),
-                check_includes(root, names), check_tp(root, names)):
+                check_includes(root, names), check_tp(root, names),
+                check_readme(root, names), check_headers(root, names),
+                check_provenance(root, names)):
         found.extend(gen)
     if not a.no_duplicates:
         found.extend(check_duplicates(root, a.seconds))
