@@ -70,13 +70,24 @@ static inline long xsc__tp_enter(struct xsc_vcpu *v, long nr, const long *a,
  * runtime; a program's signal handler follows the handler rules
  * (xsc__tp_handler_call); anything else (our own code, threads that are
  * not vcpus, a forked child) runs the call directly. */
-static inline long xsc__tp_fast(long nr, long a0, long a1, long a2, long a3,
-				long a4, long a5)
+/* The vcpu whose program code (a fiber, or a program's signal handler
+ * on it) makes this call, or NULL for anything else. */
+static inline struct xsc_vcpu *xsc__tp_program(void)
 {
 	struct xsc_vcpu *v;
 
 	if (xsc__tp && (v = xsc__vcpu()) != NULL && TP(v)->sel == TP_SEL_BLOCK &&
-	    (v->cur || TP(v)->in_handler)) {
+	    (v->cur || TP(v)->in_handler))
+		return v;
+	return NULL;
+}
+
+static inline long xsc__tp_fast(long nr, long a0, long a1, long a2, long a3,
+				long a4, long a5)
+{
+	struct xsc_vcpu *v = xsc__tp_program();
+
+	if (v) {
 		long a[6] = { a0, a1, a2, a3, a4, a5 }, r;
 		if (!TP(v)->in_handler)
 			return xsc__tp_enter(v, nr, a, &TP(v)->nfast);

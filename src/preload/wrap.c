@@ -52,11 +52,11 @@ static inline long ret(long r)
  * no other thread, where glibc makes the call plainly too. */
 static long cancel_point(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
-	struct xsc_vcpu *v;
+	struct xsc_vcpu *v = xsc__tp_program();
 	int old;
 	long r;
 
-	if (!xsc__tp || (v = xsc__vcpu()) == NULL || !v->cur || TP(v)->in_handler)
+	if (!v || TP(v)->in_handler)
 		return xsc__tp_fast(nr, a0, a1, a2, a3, a4, a5);
 	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
 	r = xsc__tp_fast(nr, a0, a1, a2, a3, a4, a5);
