@@ -9,11 +9,16 @@
 # it ends the native one, and its kernel entries per operation are a
 # positive figure with the calls behind it, or n/a with the reason.
 # No timing is compared with another (timings on a shared machine cross
-# any bound); kernel entries are counts, the same on every host, so they
-# are: under `xsc run` (and with the dear profile) each server makes at
-# most half an entry per operation more than natively (no call added on
-# every operation), and memcached -t 4, four loops sharing one vcpu, at
-# most half of native's.
+# any bound), and neither are the entries of the waits (epoll_wait and the
+# like, io_uring_enter): how often a loop waits follows the relative speed
+# of client and server, which is timing (natively 0.18 to 0.97 epoll_wait
+# an operation in eight runs on one machine), and so does whether
+# memcached -t 4's loops find events together (their calls then batch:
+# about 0.6 entries an operation) or one at a time (each made as
+# natively).  The benchmark prints those.  The other entries are counts
+# of calls the server makes for each operation: under `xsc run` (and with
+# the dear profile) at most half an entry per operation more than
+# natively (no call added on every operation).
 # xsc-test: timeout=900
 set -u
 x=$(cd "$1" && pwd)/xsc
@@ -53,7 +58,11 @@ done
 
 # Per measured server: the checks (columns 16-18) ok, SIGTERM (19-21)
 # as native's, entries (8-10 with their calls in 13-15) a figure or n/a.
-awk -F, 'function ent(n, t) { return (n > 0 && t ~ /^[a-z_0-9]+ [0-9.]+/) || (n == "" && t ~ /^n\/a \(.+\)$/) }
+awk -F, 'function other(n, t,   k, c, i, w, x) {	# n less the waits among calls t ("read 1.01; ...")
+		k = split(t, c, /; */); x = n
+		for (i = 1; i <= k; i++) { split(c[i], w, " "); if (w[1] ~ /^(epoll_(p)?wait2?|p?poll|p?select6?|io_uring_enter)$/) x -= w[2] }
+		return x }
+	function ent(n, t) { return (n > 0 && t ~ /^[a-z_0-9]+ [0-9.]+/) || (n == "" && t ~ /^n\/a \(.+\)$/) }
 	NR > 1 && $22 !~ /^skipped: / {
 		if ($16 != "ok" || $17 != "ok" || $18 != "ok") { print "FAIL: " $1 ": read back: " $16 " / " $17 " / " $18; bad = 1 }
 		if ($19 == "" || $20 != $19 || $21 != $19) { print "FAIL: " $1 ": SIGTERM: native " $19 ", xsc run " $20 ", dear host " $21; bad = 1 }
@@ -62,8 +71,7 @@ awk -F, 'function ent(n, t) { return (n > 0 && t ~ /^[a-z_0-9]+ [0-9.]+/) || (n 
 		if (!($2 > 0 && $3 > 0 && $11 > 0)) { print "FAIL: " $1 ": no throughput"; bad = 1 }
 		if ($22 != "") { print "FAIL: " $1 ": " $22; bad = 1 }
 		for (i = 9; i <= 10; i++)
-			if ($8 > 0 && $i > 0 && $i > $8 + 0.5) { print "FAIL: " $1 ": " $i " entries per operation (" $(i + 5) ") against " $8 " natively (" $13 "): more than 0.5 added"; bad = 1 }
-		if ($1 == "memcached -t 4" && $8 > 0 && $9 > 0 && $9 > $8 / 2) { print "FAIL: " $1 ": " $9 " entries per operation (" $14 "), more than half of native " $8; bad = 1 }
+			if ($8 > 0 && $i > 0 && other($i, $(i + 5)) > other($8, $13) + 0.5) { print "FAIL: " $1 ": " other($i, $(i + 5)) " entries per operation besides the waits (" $(i + 5) ") against " other($8, $13) " natively (" $13 "): more than 0.5 added"; bad = 1 }
 	}
 	END { exit bad }' "$csv" || exit 1
 if [ $measured -eq 0 ]; then
