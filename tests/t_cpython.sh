@@ -40,7 +40,7 @@ outcomes() {
 run() {
 	local label=$1 t0=$SECONDS w=$tmp/$1.d; shift
 	mkdir -p "$w"
-	(cd "$w" && timeout -k 10 400 "$@" -m test -j2 $modules) >"$tmp/$label.log" 2>&1
+	(cd "$w" && timeout -k 10 400 "$@" -m test -j7 $modules) >"$tmp/$label.log" 2>&1
 	echo $? >"$tmp/$label.rc"
 	outcomes "$tmp/$label.log" >"$tmp/$label.res"
 	echo "$label: exit $(cat "$tmp/$label.rc") in $((SECONDS - t0)) s"
@@ -70,8 +70,10 @@ again() {
 	echo "$label: exit $(cat "$tmp/$label.rc"): $(tr '\n' ' ' <"$tmp/$label.res")"
 }
 
-# The two runs at once: the modules mostly wait (one after the other,
-# this test took 117 s and 20 s of CPU on 2 cores, 2026-11-27).  The
+# The two runs at once, each module in a worker of its own (-j7): the
+# modules mostly wait (one after the other, this test took 117 s and 20 s
+# of CPU on 2 cores, 2026-11-27; with -j2 61 s, with -j7 50 s, the
+# length of test_subprocess).  The
 # failures run again once both have ended, one at a time.
 run native "$py" >"$tmp/native.say" &
 run xsc "$xsc" run -- "$py" >"$tmp/xsc.say" &
