@@ -13,9 +13,9 @@
 # like, io_uring_enter): how often a loop waits follows the relative speed
 # of client and server, which is timing (natively 0.18 to 0.97
 # epoll_wait an operation in 21 runs of memcached -t 1 and -t 4 on one
-# machine), and so does whether memcached -t 4's loops find events together (their calls then batch:
-# about 0.6 entries an operation) or one at a time (each made as
-# natively).  The benchmark prints those.  The other entries are counts
+# machine), and so does whether memcached -t 4's loops find events
+# together (their calls then batch: about 0.6 entries an operation) or
+# one at a time (each made as natively).  The benchmark prints those.  The other entries are counts
 # of calls the server makes for each operation: under `xsc run` (and with
 # the dear profile) at most half an entry per operation more than
 # natively (no call added on every operation).
