@@ -92,7 +92,7 @@ check_listing() {
 	fds=$(grep -Eo '(blocked|running) in read\(fd=[0-9]*,' "$l" | grep -o '[0-9]*' | sort -n | tr '\n' ' ')
 	[ "$fds" = "$(seq -s ' ' 500 524) " ] || bad "$name: the reads' fds are '$fds', want 500..524"
 	n=$(grep -Ec '(blocked|running) in poll\(pollfd_io=0x[0-9a-f]*, n=1, ms=-1\)' "$l")
-	[ "$n" -eq 25 ] || bad "$name: $n fibers blocked in poll(..., n=1, ms=-1), want 25"
+	[ "$n" -eq 25 ] || bad "$name: $n fibers in poll(..., n=1, ms=-1), want 25"
 	n=$(grep -c "blocked in $sleep(ts_in=0x" "$l")
 	[ "$n" -ge 25 ] || bad "$name: $n fibers blocked in $sleep, want 25 (and main)"
 	n=$(grep "gdb_blocked.c:113" "$l" | grep -c "$lock")
