@@ -20,6 +20,9 @@
 # and inline run exactly as in the normal pass.
 # XSC_TEST_FULL=1 (make demo) runs the long forms of the tests that have
 # a bounded one for the suite (t_transparent, t_rewrite, t_bench).
+# XSC_TEST_ONLY / XSC_TEST_EXCLUDE: names (t_x, space-separated) to run
+# alone / to leave out (make test runs a few long tests beside the other
+# passes).
 # Ends with the line "N passed, N failed, N skipped".
 set -u
 build=$(cd "${1:?usage: tests/run.sh BUILD_DIR [FILTER]}" && pwd)
@@ -56,6 +59,8 @@ for f in "$src"/t_*.c "$src"/t_*.sh; do
 	[ -e "$f" ] || continue
 	name=$(basename "${f%.*}")
 	[ -n "$filter" ] && [[ $name != *$filter* ]] && continue
+	[ -n "${XSC_TEST_ONLY:-}" ] && [[ " $XSC_TEST_ONLY " != *" $name "* ]] && continue
+	[[ " ${XSC_TEST_EXCLUDE:-} " == *" $name "* ]] && continue
 	tmo=$(sed -n 's/.*xsc-test: timeout=\([0-9]*\).*/\1/p' "$f" | head -n 1)
 	tmo=${tmo:-120}
 	if [[ $f == *.sh ]]; then
