@@ -20,9 +20,8 @@
 # and inline run exactly as in the normal pass.
 # XSC_TEST_FULL=1 (make demo) runs the long forms of the tests that have
 # a bounded one for the suite (t_transparent, t_rewrite, t_bench).
-# XSC_TEST_ONLY / XSC_TEST_EXCLUDE: names (t_x, space-separated) to run
-# alone / to leave out (make test runs a few long tests beside the other
-# passes).
+# XSC_TEST_LOGS: where the logs go (default BUILD_DIR/test-logs; make
+# test's no-io_uring pass runs in the normal build beside its normal pass).
 # Ends with the line "N passed, N failed, N skipped".
 set -u
 build=$(cd "${1:?usage: tests/run.sh BUILD_DIR [FILTER]}" && pwd)
@@ -35,9 +34,10 @@ if [ -z "${XSC_TP_BACKENDS:-}" ]; then
 	export XSC_TP_BACKENDS=${XSC_TP_BACKENDS% }
 fi
 pass=0 fail=0 skip=0 failed=()
-logdir=$build/test-logs
+logdir=${XSC_TEST_LOGS:-$build/test-logs}
 mkdir -p "$logdir"
 dear=$logdir/dear-host-profile
+export XSC_TEST_DEAR_PROFILE=$dear	# for the shell tests (t_httpd)
 printf '%s\n' "null_syscall_ns 1100" "posted_batch1_ns 1250" "posted_batch32_ns 100" \
 	"posted_async_batch32_ns 400" "tls_switch_ns 1100" "thread_switch_ns 4000" \
 	"cross_core_wake_ns 30000" "xsave_bytes 2696" "xsavec 1" >"$dear"
@@ -59,8 +59,6 @@ for f in "$src"/t_*.c "$src"/t_*.sh; do
 	[ -e "$f" ] || continue
 	name=$(basename "${f%.*}")
 	[ -n "$filter" ] && [[ $name != *$filter* ]] && continue
-	[ -n "${XSC_TEST_ONLY:-}" ] && [[ " $XSC_TEST_ONLY " != *" $name "* ]] && continue
-	[[ " ${XSC_TEST_EXCLUDE:-} " == *" $name "* ]] && continue
 	tmo=$(sed -n 's/.*xsc-test: timeout=\([0-9]*\).*/\1/p' "$f" | head -n 1)
 	tmo=${tmo:-120}
 	if [[ $f == *.sh ]]; then

@@ -91,7 +91,7 @@ fi
 # The choices of an expensive host (tests/run.sh's dear-host profile: the
 # stat family and opens posted, a short read's type asked in the ring,
 # stat buffers on a fiber's stack written plainly), on the first executor.
-dear=$build/test-logs/dear-host-profile
+dear=${XSC_TEST_DEAR_PROFILE:-$build/test-logs/dear-host-profile}
 if [ -f "$dear" ] && [ -x "$bindir/httpd-xsc" ]; then
 	run_server "httpd-xsc[uring,dear]" "$bindir/httpd-xsc" XSC_BACKEND=uring \
 		XSC_HOST_PROFILE="$dear" || rc=1
