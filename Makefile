@@ -56,8 +56,9 @@ demo:
 # worker and inline never try a ring and run exactly as in the normal
 # pass (the filter changes only AUTO's choices).
 # The normal pass runs beside the other two, which run one after the
-# other, and the Release and clang builds run beside all three at the
-# idle priority (SCHED_IDLE: they take only the time no test wants);
+# other, and the Release and clang builds and the packages' build (which
+# deb-check then finds up to date) run beside all three at the idle
+# priority (SCHED_IDLE: they take only the time no test wants);
 # what runs beside is printed whole when all have ended.  On its own the
 # normal pass kept about one of the two cores busy (566 s of time, 536 s
 # of CPU, 2026-11-28), and make test is bound by its CPU time (about
@@ -69,7 +70,9 @@ test:
 	@scripts/deps.sh test
 	$(MAKE) build asan
 	@d=$$(mktemp -d); \
-	chrt --idle 0 $(MAKE) --no-print-directory other-builds >$$d/builds 2>&1 & c=$$!; \
+	{ chrt --idle 0 $(MAKE) --no-print-directory other-builds && \
+	  { ! command -v dpkg-shlibdeps >/dev/null || \
+	    chrt --idle 0 scripts/make-deb.sh $(BUILD) >/dev/null; }; } >$$d/builds 2>&1 & c=$$!; \
 	{ XSC_TEST_SANITIZE=1 tests/run.sh $(ASAN_BUILD); s=$$?; \
 	  XSC_TEST_LOGS=$(BUILD)/test-logs-nouring XSC_TEST_BACKENDS=uring \
 	  $(BUILD)/tests/nouring tests/run.sh $(BUILD); n=$$?; \
@@ -77,7 +80,7 @@ test:
 	tests/run.sh $(BUILD); a=$$?; \
 	wait $$o; b=$$?; wait $$c; r=$$?; \
 	echo "== XSC_TEST_SANITIZE=1 tests/run.sh $(ASAN_BUILD), then XSC_TEST_BACKENDS=uring $(BUILD)/tests/nouring tests/run.sh $(BUILD)"; \
-	cat $$d/out; echo "== make other-builds (at the idle priority)"; cat $$d/builds; \
+	cat $$d/out; echo "== make other-builds, scripts/make-deb.sh (at the idle priority)"; cat $$d/builds; \
 	rm -rf $$d; [ $$a -eq 0 ] && [ $$b -eq 0 ] && [ $$r -eq 0 ]
 	scripts/install-check.sh $(BUILD)
 	scripts/deb-check.sh $(BUILD)
