@@ -40,7 +40,6 @@
 XSC_EXPORT void xsc_config_init(struct xsc_config *cfg)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	const struct xsc_hostprof *hp = ncpu > 1 ? xsc__hostprof(NULL) : NULL;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->npages = XSC_DEFAULT_PAGES;
@@ -48,11 +47,11 @@ XSC_EXPORT void xsc_config_init(struct xsc_config *cfg)
 	cfg->max_workers = 16;
 	/* spinning only pays when the executor runs on another core, and
 	 * for as long as the wake-up that ends a sleep costs (hostprof.c) */
-	cfg->spin_ns = ncpu > 1 ? xsc__hostprof_spin_ns(hp) : 0;
+	cfg->spin_ns = ncpu > 1 ? xsc__hostprof_spin_ns(xsc__hostprof(NULL)) : 0;
 	/* an SQPOLL poller follows the same rule: it sleeps once it has
 	 * spun what waking it costs, which the kernel's granularity (one
-	 * jiffy, asked in ms) rounds up to 1 ms; on one core, at once (1) */
-	cfg->sq_idle_ms = ncpu > 1 ? xsc__hostprof_sq_idle_ms(hp) : 1;
+	 * jiffy, asked in ms) rounds up to 1 ms */
+	cfg->sq_idle_ms = xsc__hostprof_sq_idle_ms(xsc__hostprof(NULL));
 }
 
 /* ---- ownership ----------------------------------------------------------
