@@ -133,9 +133,7 @@ struct xsc_config {
 				    (with more than one core, what waking
 				    a thread on another core costs by the
 				    host profile; else 0) */
-	unsigned sq_idle_ms;	 /* SQPOLL poller idle time; 0 = the
-				    default (the spin above in whole ms,
-				    at least 1) */
+	unsigned sq_idle_ms;	 /* SQPOLL poller idle time; 0 = 1000 */
 	unsigned flags;		 /* XSC_NONBLOCK, XSC_NO_ENV, XSC_QUIET,
 				    XSC_DEFER_TASKRUN, XSC_SECCOMP_URING */
 	/* Optional completion callback, run in the owner thread (from

@@ -48,10 +48,7 @@ XSC_EXPORT void xsc_config_init(struct xsc_config *cfg)
 	/* spinning only pays when the executor runs on another core, and
 	 * for as long as the wake-up that ends a sleep costs (hostprof.c) */
 	cfg->spin_ns = ncpu > 1 ? xsc__hostprof_spin_ns(xsc__hostprof(NULL)) : 0;
-	/* an SQPOLL poller follows the same rule: it sleeps once it has
-	 * spun what waking it costs, which the kernel's granularity (one
-	 * jiffy, asked in ms) rounds up to 1 ms */
-	cfg->sq_idle_ms = xsc__hostprof_sq_idle_ms(xsc__hostprof(NULL));
+	cfg->sq_idle_ms = 1000;
 }
 
 /* ---- ownership ----------------------------------------------------------

@@ -339,11 +339,6 @@ unsigned xsc__hostprof_spin_ns(const struct xsc_hostprof *hp)
 	return hp->cross_core_wake_ns > 1000000 ? 1000000 : (unsigned)hp->cross_core_wake_ns;
 }
 
-unsigned xsc__hostprof_sq_idle_ms(const struct xsc_hostprof *hp)
-{
-	return (xsc__hostprof_spin_ns(hp) + 999999) / 1000000;	/* >= 1 */
-}
-
 /* ---- loading, once per process ------------------------------------------------ */
 
 static struct xsc_hostprof prof;

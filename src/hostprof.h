@@ -95,8 +95,6 @@ int xsc__hostprof_source(const struct xsc_hostprof *hp, char *buf, size_t len);
 /* A default spin time of the owner and the syscall threads: what going
  * to sleep and being woken costs here. */
 unsigned xsc__hostprof_spin_ns(const struct xsc_hostprof *hp);
-/* an SQPOLL poller's idle time: the spin above in whole ms, at least 1 */
-unsigned xsc__hostprof_sq_idle_ms(const struct xsc_hostprof *hp);
 
 /* hostprof_measure.c: fills the measured values of *hp (not the key or
  * the decisions); ring: whether io_uring may be measured. */
