@@ -22,6 +22,8 @@
 # a bounded one for the suite (t_transparent, t_rewrite, t_bench).
 # XSC_TEST_LOGS: where the logs go (default BUILD_DIR/test-logs; make
 # test's no-io_uring pass runs in the normal build beside its normal pass).
+# XSC_TEST_ONLY / XSC_TEST_EXCLUDE: test names (t_cpython) to run alone,
+# or to leave out (make test runs a few long ones in its other lane).
 # Ends with the line "N passed, N failed, N skipped".
 set -u
 build=$(cd "${1:?usage: tests/run.sh BUILD_DIR [FILTER]}" && pwd)
@@ -59,6 +61,8 @@ for f in "$src"/t_*.c "$src"/t_*.sh; do
 	[ -e "$f" ] || continue
 	name=$(basename "${f%.*}")
 	[ -n "$filter" ] && [[ $name != *$filter* ]] && continue
+	[ -n "${XSC_TEST_ONLY:-}" ] && [[ " $XSC_TEST_ONLY " != *" $name "* ]] && continue
+	[[ " ${XSC_TEST_EXCLUDE:-} " == *" $name "* ]] && continue
 	tmo=$(sed -n 's/.*xsc-test: timeout=\([0-9]*\).*/\1/p' "$f" | head -n 1)
 	tmo=${tmo:-120}
 	if [[ $f == *.sh ]]; then
