@@ -202,6 +202,15 @@ static inline void tp_nap(long ms)
 /* sigaction(sig) with handler h, flags (no SA_RESTART unless given) and
  * an empty mask; sigaction's result.  tp_on_siginfo: an SA_SIGINFO
  * handler. */
+/* Waits until a thread has set *stage to s just before a call that
+ * blocks, then 50 ms more: it is in the call by then. */
+static inline void tp_when(volatile sig_atomic_t *stage, int s)
+{
+	while (*stage != s)
+		usleep(1000);
+	usleep(50 * 1000);
+}
+
 static inline int tp_on_signal(int sig, void (*h)(int), int flags)
 {
 	struct sigaction sa;

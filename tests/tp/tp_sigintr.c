@@ -76,13 +76,6 @@ static void *blocked(void *arg)
 	return NULL;
 }
 
-static void when(int s)
-{
-	while (stage != s)
-		usleep(1000);
-	usleep(50 * 1000);	/* in the call by now */
-}
-
 int main(void)
 {
 	pthread_t t;
@@ -99,17 +92,17 @@ int main(void)
 	pthread_sigmask(SIG_BLOCK, &u, NULL);	/* only the thread takes it */
 	tp_on_signal(SIGUSR1, on_usr1, 0);
 	pthread_create(&t, NULL, blocked, NULL);
-	when(1);
+	tp_when(&stage, 1);
 	pthread_kill(t, SIGUSR1);
-	when(2);
+	tp_when(&stage, 2);
 	tp_on_signal(SIGUSR1, on_usr1, SA_RESTART);
 	pthread_kill(t, SIGUSR1);
 	usleep(50 * 1000);
 	if (write(p[1], "data", 4) != 4)
 		return 1;
-	when(3);
+	tp_when(&stage, 3);
 	pthread_kill(t, SIGUSR1);
-	when(4);
+	tp_when(&stage, 4);
 	kill(getpid(), SIGUSR2);
 	pthread_join(t, NULL);
 	for (int i = 0; i < 4; i++)
