@@ -78,9 +78,9 @@ mkdir -p "$XSC_CACHE_DIR"
 if command -v xsc >/dev/null || [ -n "${XSC:-}" ]; then
 	# the profile, measured once here on the taxed CPU, at a real-time
 	# priority where the kernel allows it: the emulated host is a quiet
-	# one, and programs spinning on that CPU would otherwise make each
-	# hand-over to io_uring's workers wait for them (a posted call 2.3-125
-	# us instead of 1 us here, four busy threads on the CPU)
+	# one, and programs busy on that CPU would otherwise make each
+	# hand-over to io_uring's workers wait for them (a posted call 12-125
+	# us instead of 1 us here, four to six busy programs on the CPU)
 	rt=""
 	chrt -f 1 true 2>/dev/null && rt="chrt -f 1"
 	taskset -c "$cpu" $rt "${XSC:-xsc}" info >/dev/null 2>&1
