@@ -34,21 +34,9 @@ taskset -c "$cpu" true 2>/dev/null || { echo "dear-host: CPU $cpu is not usable 
 
 tmp=$(mktemp -d /tmp/dear-host.XXXXXX)
 bt=""
-# bpftrace can miss a signal that comes just before it waits for events
-# (tests/t_usdt.sh saw it under load): SIGTERM again every second, then
-# SIGKILL after 10 s, so that the tax never outlives the command
+. "$(dirname "$0")/signal-until-gone.sh"
 cleanup() {
-	if [ -n "$bt" ]; then
-		for i in 1 2 3 4 5 6 7 8 9 10 kill; do
-			[ $i = kill ] && { kill -KILL "$bt" 2>/dev/null; break; }
-			kill "$bt" 2>/dev/null || break
-			for _ in 1 2 3 4 5 6 7 8 9 10; do
-				kill -0 "$bt" 2>/dev/null || break 2
-				sleep 0.1
-			done
-		done
-		wait "$bt" 2>/dev/null
-	fi
+	[ -n "$bt" ] && signal_until_gone TERM "$bt" 10
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

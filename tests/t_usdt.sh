@@ -69,6 +69,7 @@ command -v bpftrace >/dev/null || bpf_skip "bpftrace is not installed (Debian: a
 [ "$(id -u)" = 0 ] || bpf_skip "not root: bpftrace may not attach uprobes"
 [ -x "$prog" ] || { echo "FAIL: $prog not built"; exit 1; }
 unset XSC_BACKEND XSC_THREADS XSC_VERBOSE XSC_TRANSPARENT XSC_STATS
+. "$(dirname "$0")/../scripts/signal-until-gone.sh"
 tmp=$(mktemp -d /tmp/t_usdt.XXXXXX)
 bpid=
 cleanup() { [ -n "$bpid" ] && kill "$bpid" 2>/dev/null; rm -rf "$tmp"; }
@@ -92,17 +93,8 @@ if ! grep -q '^ready' "$tmp/bt"; then
 fi
 "$build/xsc" run -t 1 --stats="$tmp/st" -- "$prog" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-# bpftrace can miss a SIGINT that comes just before it waits for events
-# (seen under load: bpftrace left in epoll_wait with the signal handled,
-# 1 run in 8 to 22): it is sent again every second until bpftrace ends
-for _ in $(seq 100); do
-	kill -INT "$bpid" 2>/dev/null || break
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		kill -0 "$bpid" 2>/dev/null || break 2
-		sleep 0.1
-	done
-done
-wait "$bpid"
+# SIGINT (bpftrace then prints what it counted), again until it ends
+signal_until_gone INT "$bpid" 100
 bpid=
 if [ $rc -ne 0 ]; then
 	echo "FAIL: $prog under xsc run: exit $rc"; cat "$tmp/err"; exit 1
