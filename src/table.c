@@ -339,7 +339,8 @@ static bool arg_is(const struct xsc_sysdef *d, const char k[6], uint8_t pos1, ch
 }
 
 /* The columns of the policies the runtime and the shim read by row
- * (creds, sandbox, intr, unmaps, fdkind, nonblock, probe, turn, sigpipe, disk). */
+ * (creds, sandbox, intr, intr_timeout, unmaps, fdkind, nonblock, probe, turn,
+ * sigpipe, disk). */
 static int check_policies(FILE *f, long nr, const struct xsc_sysdef *d, const char k[6])
 {
 	int bad = 0;
@@ -356,6 +357,8 @@ static int check_policies(FILE *f, long nr, const struct xsc_sysdef *d, const ch
 		BAD("a new descriptor (.fdkind) that may be a file or a copy (.newfd)");
 	if (d->nonblock && d->fdkind != XSC_FDKIND_NEW)
 		BAD("the flags of a new descriptor (.nonblock) in a row that makes none (.fdkind)");
+	if (d->intr_timeout && d->intr != XSC_INTR_RESTART)
+		BAD("a timeout that stops a restart (.intr_timeout) in a call not restarted (.intr)");
 	if (d->probe && d->block != XSC_MAY_BLOCK)
 		BAD("a wait's timeout (.probe) in a call that never blocks");
 	if (d->creds && d->thread != XSC_THREAD_CREDS)
@@ -377,8 +380,8 @@ static int check_policies(FILE *f, long nr, const struct xsc_sysdef *d, const ch
 	if (!arg_is(d, k, d->sigpipe.fd, XSC_A_FD) || !arg_is(d, k, d->turn.msg, XSC_A_CONST) ||
 	    !arg_is(d, k, d->sigpipe.msg, XSC_A_CONST) || !arg_is(d, k, d->sigpipe.pos, XSC_A_INT) ||
 	    !arg_is(d, k, d->nonblock, XSC_A_CONST) || !arg_is(d, k, d->probe, XSC_A_INT) ||
-	    !arg_is(d, k, d->disk, XSC_A_FD))
-		BAD("a column names an argument of another kind (.sigpipe, .turn.msg, .nonblock, .probe, .disk)");
+	    !arg_is(d, k, d->disk, XSC_A_FD) || !arg_is(d, k, d->intr_timeout, XSC_A_PTR))
+		BAD("a column names an argument of another kind (.sigpipe, .turn.msg, .nonblock, .probe, .disk, .intr_timeout)");
 	if (d->disk && (d->thread != XSC_ANY_THREAD || d->block != XSC_MAY_BLOCK))
 		BAD("a call made alone on a disk descriptor (.disk) that is thread-bound or never posted");
 	return bad;

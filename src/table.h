@@ -249,6 +249,10 @@ struct xsc_sysdef {
 				   blocking) */
 	uint8_t probe;		/* a wait's timeout in milliseconds: a wait
 				   may first look with 0 (sched/syscalls.c) */
+	uint8_t intr_timeout;	/* XSC_INTR_RESTART: a timeout that, given,
+				   makes a handled signal end the call with
+				   EINTR even under SA_RESTART (the kernel's
+				   -ERESTART_RESTARTBLOCK: a futex wait) */
 	/* the descriptor a call acts on: made on a regular file or a block
 	 * device, it waits for nothing but the disk, and a fiber alone on
 	 * its vcpu makes it itself where a system call costs less than a

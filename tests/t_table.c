@@ -108,6 +108,10 @@ static int check_the_check(void)
 			MUST_FLAG(".probe of a call that never blocks", m.block = XSC_NEVER_BLOCKS);
 		if (d->probe)
 			MUST_FLAG(".probe naming a pointer", m.probe = 1);
+		if (d->intr_timeout)
+			MUST_FLAG(".intr_timeout naming an integer", m.intr_timeout = 3);
+		if (d->intr_timeout)
+			MUST_FLAG(".intr_timeout in a call not restarted", m.intr = XSC_INTR_EINTR);
 		if (d->disk)
 			MUST_FLAG(".disk naming a buffer", m.disk = 2);
 		if (d->disk)

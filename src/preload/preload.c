@@ -105,19 +105,16 @@ void tp_maps_call(long nr, const long *a)
 	atomic_fetch_add(&tp_map_epoch, 1);
 }
 
-/* A futex wait a signal for the thread ended (-EINTR from the emulation,
- * its handlers still to run) ends as the kernel's: one with a timeout
- * gives EINTR (-ERESTART_RESTARTBLOCK, never restarted after a handler),
- * one without is made again, the word compared afresh, when every
- * handler run had SA_RESTART (-ERESTARTSYS), else EINTR (signal(7)). */
+/* A wait the emulation ended for a signal (-EINTR, its handlers still to
+ * run) ends as a posted call a signal interrupted does (signals/interrupt.c):
+ * made again, the word compared afresh, or EINTR, by the row's rule. */
 static long em_futex(long nr, const long *a, ucontext_t *uc)
 {
 	int cmd = (int)a[1] & FUTEX_CMD_MASK;
 	long r;
 
-	while ((r = tp_futex(a)) == -EINTR && !a[3] &&
-	       (cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET) &&
-	       (r = tp_interrupted(xsc__vcpu()->cur, nr, r)) == XSC_CALL_RESTART)
+	while ((r = tp_futex(a)) == -EINTR && (cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET) &&
+	       (r = tp_interrupted_args(xsc__vcpu()->cur, nr, a, r)) == XSC_CALL_RESTART)
 		;
 	return r;
 }

@@ -91,6 +91,7 @@ static void idle(struct xsc_vcpu *v)
 static void call_begin(struct xsc_fiber *f, long nr, const long *a)
 {
 	TP(f)->call_nr = nr;
+	TP(f)->call_args = a;	/* whether it restarts; a sleep's time left */
 	if (nr == SYS_nanosleep || nr == SYS_clock_nanosleep) {
 		struct timespec now = { 0, 0 };
 		long clk = nr == SYS_nanosleep ? CLOCK_MONOTONIC : a[0];
@@ -99,7 +100,6 @@ static void call_begin(struct xsc_fiber *f, long nr, const long *a)
 			clock_gettime((clockid_t)clk, &now);
 		else
 			xsc__sys2(SYS_clock_gettime, clk, (long)&now);
-		TP(f)->call_args = a;
 		TP(f)->call_t0 = now.tv_sec * 1000000000LL + now.tv_nsec;
 	}
 }

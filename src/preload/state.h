@@ -30,8 +30,8 @@ struct xsc_tp_fiber {
 					   of a sigwait/sigsuspend/pause (tp.lock) */
 	int wait_fd;			/* that wait's eventfd + 1 (0: none) */
 	long call_nr;			/* the posted call's number (f->call_id) */
-	const long *call_args;		/* a sleep's arguments, and ... */
-	int64_t call_t0;		/* ... when it began (xsc__now()) */
+	const long *call_args;		/* its arguments */
+	int64_t call_t0;		/* when a sleep began (xsc__now()) */
 	long setxid_ret;		/* what the handlers' set*id got
 					   (f->creds_wide) */
 	void *spawn_site;		/* the caller of the pthread_create it is

@@ -235,6 +235,7 @@
 		.args = "uaddr,op,val,ts_in,uaddr2,val3",
 		/* a shared wait, posted (shim_futex), as the kernel's */
 		.intr = XSC_INTR_RESTART,
+		.intr_timeout = 4,
 		.block = XSC_MAY_BLOCK,
 		.thread = XSC_ANY_THREAD,
 		.bound = futex_bound,

@@ -6,7 +6,8 @@
  * without SA_RESTART both fail with EINTR.
  *
  * A thread waits on a word with raw futex calls (FUTEX_WAIT and
- * FUTEX_WAIT_BITSET, relative and absolute timeouts, none); main sends it
+ * FUTEX_WAIT_BITSET, relative and absolute timeouts, none; private ones,
+ * which xsc run emulates, and shared ones, which it posts); main sends it
  * SIGUSR1 with pthread_kill, then, where the wait goes on, wakes it.  In
  * one case the handler changes the word itself: the
  * wait made again finds it changed (EAGAIN).
@@ -28,26 +29,34 @@ static void on_usr1(int s)
 }
 
 struct wait {
-	const char *what;
 	int op;		/* FUTEX_WAIT or FUTEX_WAIT_BITSET */
 	int timeout;	/* 0 none, 1 relative 5 s, 2 absolute now + 5 s */
 	int restart;	/* SA_RESTART on the handler */
 	int bump;	/* the handler changes the word */
-	const char *want;
+	int shared;	/* no FUTEX_PRIVATE_FLAG (xsc run posts such a wait) */
+	int want;	/* the errno it fails with, 0: it returns 0, woken */
 };
 
 static const struct wait waits[] = {
-	{ "FUTEX_WAIT, no timeout, SA_RESTART", FUTEX_WAIT, 0, 1, 0, "0 (woken)" },
-	{ "FUTEX_WAIT, no timeout, no SA_RESTART", FUTEX_WAIT, 0, 0, 0, "-1 Interrupted system call" },
-	{ "FUTEX_WAIT, 5 s, SA_RESTART", FUTEX_WAIT, 1, 1, 0, "-1 Interrupted system call" },
-	{ "FUTEX_WAIT_BITSET, until now + 5 s, SA_RESTART", FUTEX_WAIT_BITSET, 2, 1, 0,
-	  "-1 Interrupted system call" },
-	{ "FUTEX_WAIT_BITSET, no timeout, SA_RESTART", FUTEX_WAIT_BITSET, 0, 1, 0, "0 (woken)" },
-	{ "FUTEX_WAIT, no timeout, SA_RESTART, the handler sets the word", FUTEX_WAIT, 0, 1, 1,
-	  "-1 Resource temporarily unavailable" },
+	{ FUTEX_WAIT, 0, 1, 0, 0, 0 }, { FUTEX_WAIT, 0, 0, 0, 0, EINTR },
+	{ FUTEX_WAIT, 1, 1, 0, 0, EINTR }, { FUTEX_WAIT_BITSET, 2, 1, 0, 0, EINTR },
+	{ FUTEX_WAIT_BITSET, 0, 1, 0, 0, 0 }, { FUTEX_WAIT, 0, 1, 1, 0, EAGAIN },
+	{ FUTEX_WAIT, 0, 1, 0, 1, 0 }, { FUTEX_WAIT, 1, 1, 0, 1, EINTR },
 };
 #define NWAITS (int)(sizeof(waits) / sizeof(waits[0]))
 static char out[NWAITS][160];
+
+/* "shared FUTEX_WAIT, 5 s, SA_RESTART: -1 Interrupted system call,
+ * handler ran 1 time(s)", and the like: what wait w gave (r, errno e) */
+static void say(char *buf, size_t len, const struct wait *w, long r, int e, int ran)
+{
+	static const char *const tmo[] = { "no timeout", "5 s", "until now + 5 s" };
+
+	snprintf(buf, len, "%s%s, %s, %sSA_RESTART%s: %ld %s, handler ran %d time(s)",
+		 w->shared ? "shared " : "", w->op == FUTEX_WAIT ? "FUTEX_WAIT" : "FUTEX_WAIT_BITSET",
+		 tmo[w->timeout], w->restart ? "" : "no ",
+		 w->bump ? ", the handler sets the word" : "", r, r ? strerror(e) : "(woken)", ran);
+}
 
 static void *waiter(void *arg)
 {
@@ -63,11 +72,10 @@ static void *waiter(void *arg)
 			ts.tv_sec += 5;
 		}
 		stage = 2 * i + 1;
-		r = syscall(SYS_futex, &word, w->op | FUTEX_PRIVATE_FLAG, 0,
+		r = syscall(SYS_futex, &word, w->op | (w->shared ? 0 : FUTEX_PRIVATE_FLAG), 0,
 			    w->timeout ? &ts : NULL, NULL, FUTEX_BITSET_MATCH_ANY);
 		e = errno;
-		snprintf(out[i], sizeof(out[i]), "%s: %ld%s%s, handler ran %d time(s)", w->what, r,
-			 r ? " " : " (woken)", r ? strerror(e) : "", (int)handled);
+		say(out[i], sizeof(out[i]), w, r, e, (int)handled);
 		stage = 2 * i + 2;
 		while (stage == 2 * i + 2)	/* main resets the word */
 			usleep(1000);
@@ -94,7 +102,8 @@ int main(void)
 		/* still waiting (made again): woken, the word left as it is,
 		 * until it is back, so a wake never comes before its wait */
 		while (stage != 2 * i + 2) {
-			syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+			syscall(SYS_futex, &word, w->shared ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, 1,
+				NULL, NULL, 0);
 			usleep(10 * 1000);
 		}
 		__atomic_store_n(&word, 0, __ATOMIC_SEQ_CST);
@@ -103,8 +112,7 @@ int main(void)
 	pthread_join(t, NULL);
 	for (int i = 0; i < NWAITS; i++) {
 		char want[160];
-		snprintf(want, sizeof(want), "%s: %s, handler ran 1 time(s)", waits[i].what,
-			 waits[i].want);
+		say(want, sizeof(want), &waits[i], waits[i].want ? -1 : 0, waits[i].want, 1);
 		printf("%s\n", out[i]);
 		if (strcmp(out[i], want)) {
 			printf("  want %s\n", want);

@@ -35,6 +35,16 @@ int tp_interruptible(long nr)	/* 2: and restarted with SA_RESTART; 3: XSC_INTR_W
 	}
 }
 
+/* Whether the kernel restarts call nr with arguments a after handlers
+ * that all had SA_RESTART: the rows' .intr, and .intr_timeout, a timeout
+ * that, given, makes it fail with EINTR (-ERESTART_RESTARTBLOCK). */
+static bool restarts(long nr, const long *a)
+{
+	const struct xsc_sysdef *d = &xsc__sys[nr];
+
+	return tp_interruptible(nr) >= 2 && !(d->intr_timeout && (!a || a[d->intr_timeout - 1]));
+}
+
 /* f makes a call in its vcpu's kernel thread that a signal for it must
  * end (sched/syscalls.c call_sole): the vcpu, or NULL.  Its signal was
  * recorded first, and the fiber looks at what is pending after it set
@@ -117,7 +127,7 @@ void tp_scan(struct xsc_vcpu *v)
 				int k = f->call_id ? tp_interruptible(TP(f)->call_nr) : 0;
 				/* not an open: most never wait */
 				if (k && k != 3 && !(f->sigmask & SIGBIT(s)) &&
-				    !(restart && k == 2)) {
+				    !(restart && restarts(TP(f)->call_nr, TP(f)->call_args))) {
 					tp_interrupt(f);
 					done = true;
 				}
@@ -193,12 +203,13 @@ bool tp_here_stopped(struct xsc_fiber *f)
 	return run_pending(f, __atomic_load_n(&f->sig_pending, __ATOMIC_ACQUIRE) & ~f->sigmask);
 }
 
-/* The interrupted fiber, back on its vcpu with the call's result r. */
-long tp_interrupted(struct xsc_fiber *f, long nr, long r)
+/* The interrupted fiber, back on its vcpu with the result r of call nr,
+ * made with arguments a. */
+long tp_interrupted_args(struct xsc_fiber *f, long nr, const long *a, long r)
 {
 	uint64_t p = __atomic_load_n(&f->sig_pending, __ATOMIC_ACQUIRE) & ~f->sigmask;
 	int k = tp_interruptible(nr);
-	bool restart = k >= 2;
+	bool restart = restarts(nr, a);
 
 	atomic_store(&f->intr, 0);
 	if (r != -ECANCELED && r != -EINTR)
@@ -218,4 +229,11 @@ long tp_interrupted(struct xsc_fiber *f, long nr, long r)
 		return -EINTR;	/* its handler ran already (tp_scan) */
 	/* the handlers run now, on this thread */
 	return run_pending(f, p) && restart ? XSC_CALL_RESTART : -EINTR;
+}
+
+/* The same for a posted call (ops->call_end): its arguments were kept when
+ * it began (call_begin, start.c). */
+long tp_interrupted(struct xsc_fiber *f, long nr, long r)
+{
+	return tp_interrupted_args(f, nr, TP(f)->call_args, r);
 }
