@@ -96,6 +96,7 @@ struct xsc_slot {
 	long acc;		/* XSC_M_REST: bytes transferred so far */
 } __attribute__((aligned(64)));
 
+#define XSC_NTIMER 8	/* sleeps in flight with a known end (struct xsc) */
 #define XSC_REST_IOV 12	/* a rest window fits beside its msghdr in aux */
 
 /* Buffers only some translations need, kept apart from the hot slots so
@@ -171,6 +172,14 @@ struct xsc {
 	unsigned inflight_waits; /* readiness waits (xsc__uring_wait_fd) */
 	uint64_t waits_done;	/* readiness waits completed (xsc_runtime_stats) */
 	unsigned inflight_worker;
+	/* posted sleeps on the ring whose end is known (uring_misc.c,
+	 * "Timers"): a wait the runtime makes in the caller ends before
+	 * the earliest (sched/syscalls.c sole) */
+	struct xsc_timer {
+		int id;
+		int64_t end;	/* CLOCK_MONOTONIC ns, the slack included */
+	} timer[XSC_NTIMER];
+	unsigned ntimer;
 	/* per number, the head of its entries: sysno, nargs and the route
 	 * (probe.c), copied into an entry by one 32-bit store */
 	struct xsc_head {
@@ -230,6 +239,9 @@ struct xsc {
 	struct xsc_stats st;
 };
 
+/* The earliest end of x's calls in flight on the ring when every one of
+ * them is a sleep whose end is known (uring_misc.c, "Timers"); else -1. */
+int64_t xsc__timers_end(struct xsc *x);
 static inline struct xsc_slot *slot_of(struct xsc *x, int id) { return &x->slot[id]; }
 static inline union xsc_aux *aux_of(struct xsc *x, int id) { return &x->aux[id]; }
 

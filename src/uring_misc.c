@@ -15,6 +15,7 @@
 
 #include <limits.h>
 #include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 #define FD(v) ((int)(v))
@@ -73,11 +74,77 @@ static int get_ts(struct xsc *x, int id, long uts)
 	return 1;
 }
 
+/* Timers: the posted sleeps whose end is known on CLOCK_MONOTONIC (a
+ * relative one, or an absolute one on that clock), at most XSC_NTIMER of
+ * them, so that a wait made in the caller while only they are in flight
+ * ends before the earliest (sched/syscalls.c sole): nothing else can
+ * ready a fiber on the vcpu meanwhile.  A record is dropped when its
+ * sleep completes; one the ring's loss left behind is told apart by its
+ * entry, no longer a sleep on the ring (timer_live).  The end noted is
+ * when the SQE is made, before the kernel starts the timer: never after
+ * the kernel's own end. */
+static bool timer_live(struct xsc *x, int id)
+{
+	const struct xsc_entry *e = &x->ent[id];
+	const struct xsc_slot *s = slot_of(x, id);
+
+	return (e->sysno == SYS_nanosleep || e->sysno == SYS_clock_nanosleep) &&
+	       __atomic_load_n(&e->status, __ATOMIC_ACQUIRE) == XSC_BUSY && s->parts &&
+	       (s->backend == XSC_BACKEND_URING || s->backend == XSC_BACKEND_SQPOLL);
+}
+
+static void timer_forget(struct xsc *x, int id)
+{
+	for (unsigned i = 0; i < x->ntimer; i++)
+		if (x->timer[i].id == id) {
+			x->timer[i] = x->timer[--x->ntimer];
+			return;
+		}
+}
+
+static void timer_note(struct xsc *x, int id, int64_t end)
+{
+	timer_forget(x, id);
+	for (unsigned i = 0; x->ntimer == XSC_NTIMER && i < x->ntimer;)
+		if (timer_live(x, x->timer[i].id))
+			i++;
+		else
+			x->timer[i] = x->timer[--x->ntimer];
+	if (x->ntimer < XSC_NTIMER)	/* else it counts as a call of unknown end */
+		x->timer[x->ntimer++] = (struct xsc_timer){ id, end };
+}
+
+/* The earliest end of x's calls in flight on the ring when every one of
+ * them is a timer; -1 when some other call is in flight there, or none
+ * is. */
+int64_t xsc__timers_end(struct xsc *x)
+{
+	int64_t end = INT64_MAX;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < x->ntimer; i++)
+		if (timer_live(x, x->timer[i].id)) {
+			n++;
+			if (x->timer[i].end < end)
+				end = x->timer[i].end;
+		}
+	return n && n == x->inflight_uring ? end : -1;
+}
+
+static int64_t ts_ns(const struct __kernel_timespec *ts)
+{
+	return ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
 int xsc__prep_nanosleep(struct xsc *x, int id)
 {
+	const struct __kernel_timespec *ts = &aux_of(x, id)->tm.ts;
 
+	timer_forget(x, id);
 	if (!get_ts(x, id, A(x, id)[0]))
 		return 0;
+	if (ts->tv_sec < INT64_MAX / 4000000000LL)
+		timer_note(x, id, xsc__now() + ts_ns(ts));
 	io_uring_prep_timeout(xsc__sqe(x, id, 0), &aux_of(x, id)->tm.ts, 0, 0);
 	return 1;
 }
@@ -97,8 +164,15 @@ int xsc__prep_clock_nanosleep(struct xsc *x, int id)
 		flags |= IORING_TIMEOUT_ABS;
 	else if (a[1] != 0)
 		return 0;
+	timer_forget(x, id);
 	if (!get_ts(x, id, a[2]))
 		return 0;
+	/* an end on CLOCK_MONOTONIC: a relative sleep on it or on
+	 * CLOCK_REALTIME (a length of time), an absolute one on it */
+	const struct __kernel_timespec *ts = &aux_of(x, id)->tm.ts;
+	if (ts->tv_sec < INT64_MAX / 4000000000LL &&
+	    (a[0] == CLOCK_MONOTONIC || (a[0] == CLOCK_REALTIME && !a[1])))
+		timer_note(x, id, a[1] ? ts_ns(ts) : xsc__now() + ts_ns(ts));
 	io_uring_prep_timeout(xsc__sqe(x, id, 0), &aux_of(x, id)->tm.ts, 0, flags);
 	return 1;
 }
@@ -107,6 +181,8 @@ int xsc__prep_clock_nanosleep(struct xsc *x, int id)
 long xsc__done_sleep(struct xsc *x, int id)
 {
 	int res = slot_of(x, id)->res[0];
+
+	timer_forget(x, id);
 	return res == -ETIME ? 0 : res;
 }
 

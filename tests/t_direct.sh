@@ -21,6 +21,11 @@
 #     vcpu, so its 1,000 opens are made without a look at the path (by
 #     the only thread; tp_sigfifo checks that a signal still ends such
 #     an open's wait);
+#   - `tp_direct sleeper`, on one vcpu: the main thread's 2,000 epoll
+#     waits made by itself while another thread sleeps (nanosleep, a
+#     timed condition wait: a sleep in flight whose end is known), in
+#     slices that end before the sleep's end; the sleeper still wakes on
+#     time (tp_direct checks that);
 #   - `tp_direct transfer`, two threads passing a byte back and forth
 #     through blocking pipes and a socket pair, on two vcpus under AUTO:
 #     each thread is the only one of its vcpu, and its 4,000 reads and
@@ -77,6 +82,7 @@ printf '%s\n' "null_syscall_ns 2000" "posted_batch1_ns 1250" "posted_batch32_ns 
 	"cross_core_wake_ns 30000" "xsave_bytes 2696" "xsavec 1" >"$tmp/dear"
 "$prog" >"$tmp/native.out" || { echo "FAIL: natively: exit $?"; cat "$tmp/native.out"; exit 1; }
 "$prog" disk >"$tmp/nativedisk.out" || { echo "FAIL: natively, disk: exit $?"; cat "$tmp/nativedisk.out"; exit 1; }
+"$prog" sleeper >"$tmp/nativesleeper.out" || { echo "FAIL: natively, sleeper: exit $?"; cat "$tmp/nativesleeper.out"; exit 1; }
 "$prog" transfer >"$tmp/nativetransfer.out" || { echo "FAIL: natively, transfer: exit $?"; cat "$tmp/nativetransfer.out"; exit 1; }
 printf '%s\n' "null_syscall_ns 1100" "posted_batch1_ns 1250" "posted_batch32_ns 100" \
 	"posted_async_batch32_ns 400" "tls_switch_ns 1100" "thread_switch_ns 4000" \
@@ -97,6 +103,12 @@ for b in ${XSC_TP_BACKENDS:-uring sqpoll}; do
 	[ "$n" -eq 0 ] || bad "$b, a system call dearer than a lone posted call: $n made alone (want 0)"
 	grep -q "nothing is posted (off): a system call costs 2000 ns here" "$tmp/$b-dear.err" ||
 		bad "$b, dear: -v does not say the rule is off"
+	targs=sleeper
+	if run "$b-sleeper" env XSC_THREADS=1 taskset -c 0,1; then
+		n=$(way "$tmp/$b-sleeper.err" sole)
+		[ "$n" -ge 1000 ] || bad "$b, one vcpu, a thread asleep: $n waits by the only thread (want >= 1000 of 2,000; none before)"
+		echo "$b: one vcpu, a thread asleep: $n waits by the only thread"
+	fi
 	targs=""
 	echo "$b: two vcpus: $a made alone, $s waits by the only thread, $p posted;" \
 		"one vcpu: $(way "$tmp/$b-one.err" batched) batched"

@@ -271,6 +271,13 @@ void xsc__rt_may_block(struct xsc_vcpu *v);
 /* 64 calls of v's fiber without a switch: flush, reap, and yield if that
  * readied a fiber (syscalls.c) */
 void xsc__rt_call_tick(struct xsc_vcpu *v);
+/* A call of the running fiber, routed as its calls are (syscalls.c) */
+long xsc__fiber_call(long nr, const long *a);
+/* A program's own io_uring (ringwait.c): a ring made by io_uring_setup
+ * (its result fd, the call's arguments), and a wait for its completions
+ * that parks the fiber instead of holding its vcpu */
+void xsc__ring_made(long fd, const long *a);
+long xsc__ring_wait(const long *a);
 
 /* Between the runtime's files (queue.c, fiber.c, loop.c, runtime.c; the
  * run queue itself: rq.h). */

@@ -60,98 +60,6 @@ static long outside(long nr, const long *a)
 	return xsc_call(thread_x, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
-static long fiber_call(long nr, const long *a);
-
-/* A program's own io_uring.  A fiber waiting in io_uring_enter for completions would hold its vcpu in
- * the kernel, and every fiber behind it stops; with as many waiters as
- * vcpus (MariaDB's InnoDB has a completion thread per ring) the program
- * hung.  A wait is split: the enter submits and flushes without waiting,
- * then the fiber parks on the ring fd's readiness (a ring polls readable
- * when its completion queue is not empty), and the call returns what the
- * kernel's wait would: the submitted count, else 0, or -ETIME when the
- * timeout passes first.  A ring made with IORING_SETUP_IOPOLL posts
- * completions only when someone enters it, so its waits stay whole (on
- * the vcpu), as do waits with a signal mask (the caller's thread), an
- * absolute or registered-wait argument, a minimum wait time, or a
- * registered ring index; a wait for more than one completion parks until
- * the first and waits for the rest in the kernel. */
-#define ENTER_GETEVENTS 1u
-#define ENTER_EXT_ARG (1u << 3)
-#define ENTER_REGISTERED_RING (1u << 4)
-#define ENTER_KNOWN 0xfu		/* GETEVENTS, SQ_WAKEUP, SQ_WAIT, EXT_ARG */
-#define SETUP_IOPOLL 1u
-#define NRINGFD 65536
-
-static unsigned char iopoll_fd[NRINGFD / 8];	/* rings set up with IOPOLL */
-
-struct getevents_arg {		/* struct io_uring_getevents_arg */
-	uint64_t sigmask;
-	uint32_t sigmask_sz, min_wait_usec;
-	uint64_t ts;
-};
-
-static void ring_made(long fd, const long *a)
-{
-	const uint32_t *params = (const uint32_t *)a[1];	/* .flags at 8 */
-
-	if (fd < 0 || fd >= NRINGFD)
-		return;
-	if (params[2] & SETUP_IOPOLL)
-		__atomic_or_fetch(&iopoll_fd[fd / 8], 1u << (fd % 8), __ATOMIC_RELAXED);
-	else
-		__atomic_and_fetch(&iopoll_fd[fd / 8], ~(1u << (fd % 8)), __ATOMIC_RELAXED);
-}
-
-static long ring_wait(const long *a)
-{
-	unsigned flags = (unsigned)a[3], min = (unsigned)a[2];
-	struct getevents_arg g;
-	struct timespec ts;
-	long fd = a[0], r, w;
-	int64_t deadline = -1;
-
-	if (!(flags & ENTER_GETEVENTS) || !min || (flags & ~ENTER_KNOWN) ||
-	    fd < 0 || fd >= NRINGFD || (iopoll_fd[fd / 8] & (1u << (fd % 8))))
-		return xsc__call_here(SYS_io_uring_enter, (const int64_t *)a);
-	if (flags & ENTER_EXT_ARG) {
-		/* what the kernel would refuse, it refuses itself */
-		if ((size_t)a[5] != sizeof(g) || xsc__ucopy_in(&g, (const void *)a[4], sizeof(g)) ||
-		    g.sigmask || g.min_wait_usec ||
-		    (g.ts && (xsc__ucopy_in(&ts, (const void *)(uintptr_t)g.ts, sizeof(ts)) ||
-			      ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000)))
-			return xsc__call_here(SYS_io_uring_enter, (const int64_t *)a);
-		if (g.ts)
-			deadline = xsc__now() + ts.tv_sec * 1000000000LL + ts.tv_nsec;
-	}
-	r = xsc__call_here(SYS_io_uring_enter,
-			   (const int64_t[6]){ fd, a[1], 0, flags, a[4], a[5] });
-	if (r < 0)
-		return r;
-	for (;;) {
-		struct pollfd p = { (int)fd, POLLIN, 0 };
-		struct timespec left, *lp = NULL;
-
-		if (xsc__call_here(SYS_poll, (const int64_t[6]){ (long)&p, 1, 0 }) > 0)
-			break;
-		if (deadline >= 0) {
-			int64_t ns = deadline - xsc__now();
-			if (ns <= 0)
-				return r ? r : -ETIME;
-			left = (struct timespec){ ns / 1000000000, ns % 1000000000 };
-			lp = &left;
-		}
-		w = fiber_call(SYS_ppoll, (const long[6]){ (long)&p, 1, (long)lp, 0, 8 });
-		if (w < 0 && w != -EINTR)
-			return r ? r : w;
-	}
-	if (min > 1) {	/* the rest in the kernel: it sees how many are there */
-		w = xsc__call_here(SYS_io_uring_enter,
-				   (const int64_t[6]){ fd, 0, min, flags, a[4], a[5] });
-		return r ? r : w;
-	}
-	return r;
-}
-
 /* A call the vcpu's route runs in the caller's kernel thread. */
 static long call_inline(struct xsc_vcpu *v, long nr, const long *a)
 {
@@ -160,12 +68,12 @@ static long call_inline(struct xsc_vcpu *v, long nr, const long *a)
 	if (__builtin_expect(xsc__rt_sandboxing(nr, a), 0))
 		return xsc__rt_sandbox_call(v, nr, a);
 	if (nr == SYS_io_uring_enter)
-		return ring_wait(a);
+		return xsc__ring_wait(a);
 	if (xsc__may_block(&xsc__sys[nr]))
 		xsc__rt_may_block(v);
 	r = xsc__call_here(nr, (const int64_t *)a);
 	if (nr == SYS_io_uring_setup && r >= 0)
-		ring_made(r, a);
+		xsc__ring_made(r, a);
 	return r;
 }
 
@@ -305,17 +213,38 @@ static bool disk_only(const struct xsc *x, const struct xsc_fiber *f,
  * there (a wake from another vcpu would find it waiting behind the call;
  * a new fiber placed on it is taken by an idle vcpu: xsc__rt_may_block),
  * or v is the only vcpu, so that no other fiber runs to wake one, and the
- * extension says its signals cannot either.  only: the first form alone,
- * for a wait with no end (another fiber's timed wait on the only vcpu
- * could end meanwhile, which sole_wait's slices allow for). */
-static bool sole(const struct xsc_vcpu *v, struct xsc_fiber *f, bool only)
-{
-	const struct xsc *x = v->x;
+ * extension says its signals cannot either.  until NULL: the first form
+ * alone, for a wait with no end (another fiber's timed wait on the only
+ * vcpu could end meanwhile, which sole_wait's slices allow for).  For a
+ * wait in slices (until set), the calls in flight may be sleeps whose
+ * end is known (another fiber's timed wait, a sleeping thread: redis's
+ * and memcached's housekeeping threads), at least a slice away: *until
+ * is then the earliest end, which the slices stop before, else -1. */
+#define SLICE_MIN_NS 1000000	/* a slice is whole milliseconds */
 
-	if (f->masked || inflight(x))
+/* The time, read once: *now, or 0 before. */
+static int64_t now_once(int64_t *now)
+{
+	return *now ? *now : (*now = xsc__now());
+}
+
+static bool sole(const struct xsc_vcpu *v, struct xsc_fiber *f, int64_t *until, int64_t *now)
+{
+	struct xsc *x = v->x;
+
+	if (f->masked)
 		return false;
+	if (until)
+		*until = -1;
+	if (inflight(x)) {
+		int64_t end;
+		if (!until || x->inflight_waits || x->inflight_worker ||
+		    (end = xsc__timers_end(x)) < 0 || end - now_once(now) < SLICE_MIN_NS)
+			return false;
+		*until = end;
+	}
 	return atomic_load_explicit(&v->nhomed, memory_order_relaxed) == 1 ||
-	       (!only && xsc__rt.n == 1 && xsc__ext && xsc__ext->may_wait &&
+	       (until && xsc__rt.n == 1 && xsc__ext && xsc__ext->may_wait &&
 		xsc__ext->may_wait(f));
 }
 
@@ -335,9 +264,9 @@ static bool sole(const struct xsc_vcpu *v, struct xsc_fiber *f, bool only)
 #define SLICE_MS 10
 
 static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long *r,
-		      long *b)
+		      long *b, int64_t until, int64_t now)
 {
-	int64_t ms = (int)a[at], end = ms > 0 ? xsc__now() + ms * 1000000 : 0;
+	int64_t ms = (int)a[at], end = ms > 0 ? now_once(&now) + ms * 1000000 : 0;
 	int64_t left = ms > 0 ? ms * 1000000 : -1;	/* ns, -1: no end */
 	/* handlers run for f since its call began: one that ran between two
 	 * slices, in user space, interrupted no slice but the program's wait
@@ -350,6 +279,8 @@ static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long 
 		struct xsc_vcpu *v = xsc__vcpu();	/* a handler's wait may move it */
 
 		b[at] = left >= 0 && left < SLICE_MS * 1000000 ? (left + 999999) / 1000000 : SLICE_MS;
+		if (until >= 0 && (until - now_once(&now)) / SLICE_MIN_NS < b[at])
+			b[at] = (long)((until - now) / SLICE_MIN_NS);	/* may be 0 */
 		xsc__rt_may_block(v);
 		*r = xsc__call_here(nr, (const int64_t *)b);
 		if (*r > 0 || (*r < 0 && *r != -EINTR))
@@ -364,12 +295,13 @@ static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long 
 			if (*r != XSC_CALL_RESTART)
 				return true;
 		}
-		if (ms > 0 && (left = end - xsc__now()) <= 0) {
+		now = 0;
+		if (ms > 0 && (left = end - now_once(&now)) <= 0) {
 			*r = 0;
 			return true;
 		}
 		v = xsc__vcpu();
-		if (atomic_load(&v->rq_len) || !sole(v, f, false)) {
+		if (atomic_load(&v->rq_len) || !sole(v, f, &until, &now)) {
 			b[at] = ms > 0 ? (left + 999999) / 1000000 : ms;
 			return false;
 		}
@@ -437,6 +369,7 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 		      long *r, long *b, const long **post)
 {
 	const struct xsc_sysdef *d = &xsc__sys[nr];
+	int64_t until, now = 0;
 
 	*post = a;
 	if (cannot_wait(d, a) || disk_only(v->x, f, d, a)) {
@@ -458,7 +391,7 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 		 * thread (library mode, no f->fs) posts them as FlexSC-Threads
 		 * does */
 		if (f->fs && v->x->cfg.backend == XSC_BACKEND_AUTO && !v->x->refused &&
-		    alone(v) && sole(v, f, true)) {
+		    alone(v) && sole(v, f, NULL, NULL)) {
 			count(v, f, XSC_WAY_SOLE);
 			*r = call_sole(f, nr, a);
 			return true;
@@ -471,10 +404,10 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 		return false;
 	}
 	memcpy(b, a, 6 * sizeof(*b));
-	if (sole(v, f, false)) {
+	if (sole(v, f, &until, &now)) {
 		count(v, f, XSC_WAY_SOLE);
 		*post = b;
-		return sole_wait(f, nr, a, d->probe - 1, r, b);
+		return sole_wait(f, nr, a, d->probe - 1, r, b, until, now);
 	}
 	b[d->probe - 1] = 0;
 	*r = xsc__call_here(nr, (const int64_t *)b);
@@ -494,7 +427,7 @@ static bool here_if(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const long
 	const struct xsc_sysdef *d = &xsc__sys[nr];
 	unsigned route = v->x->head[nr].route;
 	bool al = alone(v);
-	bool s = al && sole(v, f, true);
+	bool s = al && sole(v, f, NULL, NULL);
 
 	if (!al && (!v->x->have_ring ||
 		    (route != XSC_BACKEND_URING && route != XSC_BACKEND_SQPOLL)))
@@ -575,6 +508,11 @@ static long fiber_call(long nr, const long *a)
 	r = route_call(v, f, nr, a);
 	f->in_call = 0;
 	return r;
+}
+
+long xsc__fiber_call(long nr, const long *a)
+{
+	return fiber_call(nr, a);
 }
 
 /* Pages full: wait for a completion to free an entry, here or on

@@ -22,6 +22,13 @@
  *             but the disk: a pread and an fstat of a regular file the
  *             thread has looked at, an open of it, its fstat, a read and
  *             the close, 1,000 times each: the bytes read;
+ *   sleeper   (only, with the argument "sleeper") a thread sleeps 20 ms
+ *             at a time, by nanosleep and by pthread_cond_timedwait, while
+ *             the main thread waits in epoll_wait, with events ready, then
+ *             with none: the sleeper is woken on time (at most 4 of its 20
+ *             sleeps end 5 ms late or more; t_direct.sh: on one vcpu the
+ *             waits are made by the main thread itself all the same, in
+ *             slices that end before the sleep does);
  *   transfer  (only, with the argument "transfer") two threads pass a
  *             byte back and forth 1,000 times through blocking pipes,
  *             then through a blocking socket pair: each read waits for
@@ -333,6 +340,70 @@ static void round_trips(const char *what, bool sock)
 	fails += sum != 49500;
 }
 
+#define SLEEPS 20
+#define SLEEP_MS 20
+
+static atomic_int slept;	/* the sleeper is done */
+static int late;		/* its sleeps that ended 5 ms late or more */
+
+static void *sleeper(void *arg)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	struct timespec ts;
+
+	(void)arg;
+	for (int i = 0; i < SLEEPS; i++) {
+		double t0 = now_ms();
+		if (i % 2) {
+			nanosleep(&(struct timespec){ 0, SLEEP_MS * 1000000L }, NULL);
+		} else {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += SLEEP_MS * 1000000L;
+			ts.tv_sec += ts.tv_nsec / 1000000000;
+			ts.tv_nsec %= 1000000000;
+			pthread_mutex_lock(&m);
+			int r = pthread_cond_timedwait(&c, &m, &ts);
+			pthread_mutex_unlock(&m);
+			check("pthread_cond_timedwait times out", r == ETIMEDOUT);
+		}
+		double t = now_ms() - t0;
+		check("slept its time", t >= SLEEP_MS - 0.5);
+		late += t >= SLEEP_MS + 5;
+	}
+	atomic_store(&slept, 1);
+	return NULL;
+}
+
+static void sleepers(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, out[4];
+	int s[2], ep = epoll_create1(0), n;
+	pthread_t t;
+	char c;
+
+	check("socketpair", socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s) == 0);
+	ev.data.fd = s[1];
+	check("epoll_ctl", epoll_ctl(ep, EPOLL_CTL_ADD, s[1], &ev) == 0);
+	pthread_create(&t, NULL, sleeper, NULL);
+	for (int i = 0; i < ROUNDS; i++) {
+		check("write", write(s[0], "z", 1) == 1);
+		n = epoll_wait(ep, out, 4, 1000);
+		check("epoll ready", n == 1 && out[0].data.fd == s[1]);
+		check("read", read(s[1], &c, 1) == 1);
+	}
+	while (!atomic_load(&slept))
+		check("epoll times out", epoll_wait(ep, out, 4, 30) == 0);
+	pthread_join(t, NULL);
+	if (late > 4)
+		printf("sleeper: %d of %d sleeps of %d ms ended 5 ms late or more\n", late,
+		       SLEEPS, SLEEP_MS);
+	close(ep);
+	close(s[0]);
+	close(s[1]);
+	printf("sleeper %s\n", late > 4 ? "late" : "ok");
+}
+
 static void *nothing(void *arg)
 {
 	return arg;
@@ -348,6 +419,10 @@ int main(int argc, char **argv)
 	pthread_join(t, NULL);
 	if (argc > 1 && !strcmp(argv[1], "disk")) {
 		disk();
+		return fails ? 1 : 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "sleeper")) {
+		sleepers();
 		return fails ? 1 : 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "transfer")) {
