@@ -172,14 +172,6 @@ struct xsc {
 	unsigned inflight_waits; /* readiness waits (xsc__uring_wait_fd) */
 	uint64_t waits_done;	/* readiness waits completed (xsc_runtime_stats) */
 	unsigned inflight_worker;
-	/* posted sleeps on the ring whose end is known (uring_misc.c,
-	 * "Timers"): a wait the runtime makes in the caller ends before
-	 * the earliest (sched/syscalls.c sole) */
-	struct xsc_timer {
-		int id;
-		int64_t end;	/* CLOCK_MONOTONIC ns, the slack included */
-	} timer[XSC_NTIMER];
-	unsigned ntimer;
 	/* per number, the head of its entries: sysno, nargs and the route
 	 * (probe.c), copied into an entry by one 32-bit store */
 	struct xsc_head {
@@ -237,6 +229,15 @@ struct xsc {
 	struct xsc_fdwait *fdw;	/* readiness waits without a ring (fdwait.c) */
 	void *mc;		/* multi-call state (multicall.c), or NULL */
 	struct xsc_stats st;
+	/* posted sleeps on the ring whose end is known (uring_misc.c,
+	 * "Timers"): a wait the runtime makes in the caller ends before
+	 * the earliest (sched/syscalls.c sole).  Last: the hot fields
+	 * above keep their places in their cache lines */
+	struct xsc_timer {
+		int id;
+		int64_t end;	/* CLOCK_MONOTONIC ns, the slack included */
+	} timer[XSC_NTIMER];
+	unsigned ntimer;
 };
 
 /* The earliest end of x's calls in flight on the ring when every one of
