@@ -16,7 +16,12 @@
  *    host forced (XSC_HOST_PROFILE: the "dear-host-profile" of
  *    tests/run.sh, a system call 1,100 ns and a posted one 100 ns in a
  *    batch; update both together).  The timed runs take the three in
- *    turn inside each round, each figure the best of the rounds;
+ *    turn inside each round, each starting elsewhere.  An instance's
+ *    figures are the medians of its rounds; a ratio is the median of the
+ *    rounds' ratios, each of two runs made one after the other, printed
+ *    with the lowest and highest (on a shared host a server's own speed
+ *    drifts between runs by more than the targets' margins: pairing
+ *    runs within a round takes out the slow drift);
  *  - a run is bounded: a count of operations (redis-benchmark -n,
  *    memcslap --execute-number) or of seconds (wrk -d), a few seconds;
  *  - CPU per operation: utime+stime of the server's process tree, from
@@ -58,6 +63,7 @@ int xsc_bench_events(int argc, char **argv);
 #define CONC 50			/* client connections (threads for memcslap) */
 #define FILE_BYTES 4096		/* the file nginx serves */
 #define FILE_NAME "file.html"
+#define MAX_ROUNDS 32		/* --rounds at most */
 
 static const char usage[] =
 	"usage: xsc bench events [--quick] [--rounds N] [--out DIR]\n"
@@ -65,7 +71,8 @@ static const char usage[] =
 	"  memcached -t 1 and -t 4 (memcslap --concurrency=50) and nginx (one\n"
 	"  worker; wrk -c 50), natively, under `xsc run`, and under `xsc run` with\n"
 	"  an expensive host's profile forced; server on core 0, client on core 1;\n"
-	"  best of N rounds (default 2; --quick: 1), then one more run of each\n"
+	"  N rounds (default 3; --quick: 1): medians, and the median of the rounds'\n"
+	"  ratios with their range; then one more run of each\n"
 	"  with the server's kernel entries per operation counted\n"
 	"  (XSC_BENCH_ENTRIES=tracefs|strace|off); every instance reads back a\n"
 	"  value and is stopped with SIGTERM.  Writes DIR/events.csv and\n"
@@ -91,7 +98,9 @@ struct inst {
 	int port;
 	char dir[128];		/* its own: logs, pid file, nginx's root */
 	bool have;		/* a timed run finished */
-	double ops_s, cpu_us;	/* best of the rounds; cpu_us per operation */
+	double ops_s, cpu_us;	/* medians of the rounds; cpu_us per operation */
+	int nr;			/* rounds measured */
+	double r_ops[MAX_ROUNDS], r_cpu[MAX_ROUNDS];	/* each round's */
 	struct bench_per_op ent;
 	char check[96];		/* "ok", or what was wrong; "" not checked */
 	char term[48];		/* how SIGTERM ended it */
@@ -620,7 +629,23 @@ static int load(const struct ctx *c, const struct row *r, int m, bool warm,
 	return rc;
 }
 
-/* One timed run of instance m: its best throughput and CPU per op. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The median of v[0..n), n > 0 (v is left as it was). */
+static double median(const double *v, int n)
+{
+	double w[MAX_ROUNDS];
+
+	memcpy(w, v, (size_t)n * sizeof(*w));
+	qsort(w, (size_t)n, sizeof(*w), cmp_double);
+	return n % 2 ? w[n / 2] : (w[n / 2 - 1] + w[n / 2]) / 2;
+}
+
+/* One timed run of instance m: its throughput and CPU per op. */
 static int timed(struct ctx *c, struct row *r, int m)
 {
 	struct inst *in = &r->in[m];
@@ -639,10 +664,12 @@ static int timed(struct ctx *c, struct row *r, int m)
 		return -1;
 	}
 	double cpu = (double)(b - a) * 1e6 / (double)sysconf(_SC_CLK_TCK) / l.ops;
-	if (!in->have || l.ops_s > in->ops_s)
-		in->ops_s = l.ops_s;
-	if (!in->have || cpu < in->cpu_us)
-		in->cpu_us = cpu;
+	if (in->nr < MAX_ROUNDS) {
+		in->r_ops[in->nr] = l.ops_s;
+		in->r_cpu[in->nr++] = cpu;
+	}
+	in->ops_s = median(in->r_ops, in->nr);
+	in->cpu_us = median(in->r_cpu, in->nr);
 	in->have = true;
 	return 0;
 }
@@ -755,15 +782,51 @@ static double ratio(double a, double b)
 	return b > 0 ? a / b : 0;
 }
 
-/* Side by side: xsc run against native; entries under all three. */
+/* The rounds' ratios of a over b, round by round: their median, lowest
+ * and highest. */
+struct spread {
+	double med, lo, hi;
+};
+
+static struct spread round_ratios(const double *a, const double *b, int n)
+{
+	double v[MAX_ROUNDS];
+	struct spread s = { 0, 0, 0 };
+
+	for (int k = 0; k < n; k++) {
+		v[k] = ratio(a[k], b[k]);
+		if (!k || v[k] < s.lo)
+			s.lo = v[k];
+		if (!k || v[k] > s.hi)
+			s.hi = v[k];
+	}
+	if (n > 0)
+		s.med = median(v, n);
+	return s;
+}
+
+static struct spread ops_ratio(const struct row *r)
+{
+	const struct inst *x = &r->in[XRUN], *n = &r->in[NATIVE];
+	return round_ratios(x->r_ops, n->r_ops, x->nr < n->nr ? x->nr : n->nr);
+}
+
+static struct spread cpu_ratio(const struct row *r)
+{
+	const struct inst *x = &r->in[XRUN], *n = &r->in[NATIVE];
+	return round_ratios(x->r_cpu, n->r_cpu, x->nr < n->nr ? x->nr : n->nr);
+}
+
+/* Side by side: xsc run against native, the rounds' ratios (median,
+ * lowest-highest); entries under all three. */
 static void print_ratios(void)
 {
-	char n0[32], n1[32], n2[32];
+	char n0[32], n1[32], n2[32], ro[32], rc[32];
 
-	printf("\n%-15s %12s %12s %8s %14s   %-30s\n", "", "ops/s", "ops/s", "ratio",
+	printf("\n%-15s %10s %10s %18s %18s   %-30s\n", "", "ops/s", "ops/s", "ops/s ratio",
 	       "cpu/op ratio", "kernel entries per operation");
-	printf("%-15s %12s %12s %8s %14s   %9s %9s %11s\n", "server", "native", "xsc run",
-	       "", "(xsc run)", "native", "xsc run", "dear host");
+	printf("%-15s %10s %10s %18s %18s   %9s %9s %11s\n", "server", "native", "xsc run",
+	       "(rounds: range)", "(rounds: range)", "native", "xsc run", "dear host");
 	for (int i = 0; i < NROW; i++) {
 		const struct row *r = &rows[i];
 		const struct inst *x = &r->in[XRUN], *n = &r->in[NATIVE];
@@ -771,12 +834,17 @@ static void print_ratios(void)
 			printf("%-15s %s\n", r->name, r->skip ? "skipped" : "failed");
 			continue;
 		}
-		printf("%-15s %12.0f %12.0f %8.2f %14.2f   %s %s %s\n", r->name, n->ops_s,
-		       x->ops_s, ratio(x->ops_s, n->ops_s), ratio(x->cpu_us, n->cpu_us),
-		       bench_per_op_num(&n->ent, 9, n0, sizeof(n0)),
+		struct spread o = ops_ratio(r), u = cpu_ratio(r);
+		snprintf(ro, sizeof(ro), "%.2f (%.2f-%.2f)", o.med, o.lo, o.hi);
+		snprintf(rc, sizeof(rc), "%.2f (%.2f-%.2f)", u.med, u.lo, u.hi);
+		printf("%-15s %10.0f %10.0f %18s %18s   %s %s %s\n", r->name, n->ops_s,
+		       x->ops_s, ro, rc, bench_per_op_num(&n->ent, 9, n0, sizeof(n0)),
 		       bench_per_op_num(&x->ent, 9, n1, sizeof(n1)),
 		       bench_per_op_num(&r->in[DEAR].ent, 11, n2, sizeof(n2)));
 	}
+	printf("ops/s and cpu/op of an instance: the medians of its rounds; a ratio: the "
+	       "median of the rounds' ratios (the two runs of a round one after the "
+	       "other), then the lowest and highest\n");
 }
 
 /* A CSV text field, prefix then s: commas made semicolons. */
@@ -797,7 +865,8 @@ static int write_csv(const struct ctx *c)
 		"xsc-run-dear entries/op,xsc-run-dear ops/s,xsc-run-dear cpu us/op,"
 		"native top calls/op,xsc-run top calls/op,xsc-run-dear top calls/op,"
 		"native check,xsc-run check,xsc-run-dear check,native sigterm,"
-		"xsc-run sigterm,xsc-run-dear sigterm,note");
+		"xsc-run sigterm,xsc-run-dear sigterm,note,rounds,ops/s ratio lowest,"
+		"ops/s ratio highest,cpu/op ratio lowest,cpu/op ratio highest");
 
 	for (int i = 0; f && i < NROW; i++) {
 		const struct row *r = &rows[i];
@@ -807,8 +876,7 @@ static int write_csv(const struct ctx *c)
 			fprintf(f, ",,,,,,,,,,,,,,");
 		else
 			fprintf(f, ",%.1f,%.1f,%.3f,%.3f,%.3f,%.3f", n->ops_s, x->ops_s,
-				ratio(x->ops_s, n->ops_s), n->cpu_us, x->cpu_us,
-				ratio(x->cpu_us, n->cpu_us));
+				ops_ratio(r).med, n->cpu_us, x->cpu_us, cpu_ratio(r).med);
 		if (!r->skip && n->have && x->have && d->have) {
 			for (int m = 0; m < NMODE; m++)
 				bench_per_op_csv_num(f, &r->in[m].ent);
@@ -821,6 +889,13 @@ static int write_csv(const struct ctx *c)
 		for (int m = 0; m < NMODE; m++)
 			csv_text(f, "", r->skip ? "" : r->in[m].term);
 		csv_text(f, r->skip ? "skipped: " : "", r->skip ? r->skip : r->fail);
+		if (!r->skip && n->have && x->have) {
+			struct spread o = ops_ratio(r), u = cpu_ratio(r);
+			fprintf(f, ",%d,%.3f,%.3f,%.3f,%.3f", n->nr < x->nr ? n->nr : x->nr,
+				o.lo, o.hi, u.lo, u.hi);
+		} else {
+			fprintf(f, ",,,,,");
+		}
 		fputc('\n', f);
 	}
 	return f ? bench_csv_close(&c->o, "events", f, true) : -1;
@@ -869,7 +944,12 @@ static int setup(int argc, char **argv, struct ctx *c)
 	if (!bench_args(argc, argv, &c->o, usage, &rc))
 		return rc;
 	if (!rounds_given)
-		c->o.rounds = c->o.quick ? 1 : 2;
+		c->o.rounds = c->o.quick ? 1 : 3;
+	if (c->o.rounds > MAX_ROUNDS) {
+		fprintf(stderr, "xsc bench events: --rounds %d: at most %d\n", c->o.rounds,
+			MAX_ROUNDS);
+		return 1;
+	}
 	c->redis_n = c->o.quick ? 10000 : 50000;
 	c->mc_n = c->o.quick ? 200 : 1000;
 	c->wrk_s = c->o.quick ? 1 : 3;

@@ -42,7 +42,13 @@ fi
 [ $rc -eq 0 ] || { tail -n 20 "$d/err"; fail "xsc bench events exited $rc"; }
 csv=$d/r/events.csv
 [ -f "$csv" ] || fail "no $csv"
-[ "$(head -n 1 "$csv" | tr ',' '\n' | wc -l)" -eq 22 ] || fail "header: $(head -n 1 "$csv")"
+[ "$(head -n 1 "$csv" | tr ',' '\n' | wc -l)" -eq 27 ] || fail "header: $(head -n 1 "$csv")"
+# the rounds' ratios (columns 23-27): rounds measured, then lowest and
+# highest of each ratio, lowest <= the median (columns 4, 7) <= highest
+awk -F, 'NR > 1 && $2 != "" {
+	if ($23 < 1 || $24 > $4 || $4 > $25 || $26 > $7 || $7 > $27) {
+		print "FAIL: " $1 ": rounds " $23 ", ops/s ratio " $4 " in " $24 "-" $25 ", cpu/op ratio " $7 " in " $26 "-" $27; bad = 1 }
+} END { exit bad }' "$csv" || exit 1
 
 measured=0
 for s in "redis" "memcached -t 1" "memcached -t 4" "nginx"; do
