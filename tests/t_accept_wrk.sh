@@ -33,7 +33,7 @@
 #     process and one vcpu fewer (uring_setup.c, runtime.c).  Its bound
 #     is 0.1x: each close waits for a round of the poller, which shares
 #     this 2-core host with the suite's other lane (0.51x-1.03x alone in
-#     nine runs, 0.25x-0.28x in three tries of one `make test`,
+#     12 runs, 0.25x-0.28x in three tries of one `make test`,
 #     2026-11-28); 0.1x still catches that collapse ten times over;
 #   - kernel entries per request (tests/entries_during.c: the benchmarks'
 #     tracefs counter, else strace -f -c; counted in runs of their own,
