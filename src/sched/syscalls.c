@@ -218,7 +218,7 @@ static bool disk_only(const struct xsc *x, const struct xsc_fiber *f,
  * vcpu could end meanwhile, which sole_wait's slices allow for).  For a
  * wait in slices (until set), the calls in flight may be sleeps whose
  * end is known (another fiber's timed wait, a sleeping thread: redis's
- * and memcached's housekeeping threads), at least a slice away: *until
+ * housekeeping thread), at least a slice away: *until
  * is then the earliest end, which the slices stop before, else -1. */
 #define SLICE_MIN_NS 1000000	/* a slice is whole milliseconds */
 
