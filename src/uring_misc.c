@@ -154,6 +154,7 @@ int xsc__prep_clock_nanosleep(struct xsc *x, int id)
 	const int64_t *a = A(x, id);
 	unsigned flags = 0;
 
+	timer_forget(x, id);
 	switch (a[0]) {
 	case CLOCK_MONOTONIC: break;
 	case CLOCK_REALTIME: flags = IORING_TIMEOUT_REALTIME; break;
@@ -164,7 +165,6 @@ int xsc__prep_clock_nanosleep(struct xsc *x, int id)
 		flags |= IORING_TIMEOUT_ABS;
 	else if (a[1] != 0)
 		return 0;
-	timer_forget(x, id);
 	if (!get_ts(x, id, a[2]))
 		return 0;
 	/* an end on CLOCK_MONOTONIC: a relative sleep on it or on
