@@ -18,8 +18,8 @@
  *    batch; update both together).  The timed runs take the three in
  *    turn inside each round, each starting elsewhere.  An instance's
  *    figures are the medians of its rounds; a ratio is the median of the
- *    rounds' ratios, each of two runs made one after the other, printed
- *    with the lowest and highest (on a shared host a server's own speed
+ *    rounds' ratios, each of two runs of one round (at most one other
+ *    run between them), printed with the lowest and highest (on a shared host a server's own speed
  *    drifts between runs by more than the targets' margins: pairing
  *    runs within a round takes out the slow drift);
  *  - a run is bounded: a count of operations (redis-benchmark -n,
@@ -843,8 +843,8 @@ static void print_ratios(void)
 		       bench_per_op_num(&r->in[DEAR].ent, 11, n2, sizeof(n2)));
 	}
 	printf("ops/s and cpu/op of an instance: the medians of its rounds; a ratio: the "
-	       "median of the rounds' ratios (the two runs of a round one after the "
-	       "other), then the lowest and highest\n");
+	       "median of the rounds' ratios (the two runs of a round at most one run "
+	       "apart), then the lowest and highest\n");
 }
 
 /* A CSV text field, prefix then s: commas made semicolons. */
