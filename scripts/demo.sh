@@ -29,8 +29,11 @@ if [ -e "$build/libxsc-preload.so" ]; then
 	echo "== MariaDB with sysbench OLTP, natively vs under xsc run, with kernel entries per transaction (xsc bench oltp --quick) =="
 	"$xsc" bench oltp --quick
 	echo
-	echo "== event-driven servers (redis, memcached -t 1 and -t 4, nginx), natively vs under xsc run, with kernel entries per operation (xsc bench events --quick) =="
-	"$xsc" bench events --quick
+	# full length (3 rounds, about 2 minutes): a --quick round is too
+	# short for the CPU time per operation to be read to a few percent
+	# (/proc counts it in 10 ms ticks)
+	echo "== event-driven servers (redis, memcached -t 1 and -t 4, nginx), natively vs under xsc run, with kernel entries per operation (xsc bench events: 3 rounds, the rounds' ratios) =="
+	"$xsc" bench events
 	echo
 fi
 echo "== xsc threads vs NPTL threads: creation, switches, memory, ping-pong pairs (xsc bench fibers --quick) =="
