@@ -199,24 +199,42 @@ static void *killer(void *arg)
 	return NULL;
 }
 
-static void epoll(void)
+/* An epoll set watching s[1] of a new non-blocking socket pair s: its fd. */
+static int epoll_pair(int s[2])
 {
-	struct epoll_event ev = { .events = EPOLLIN }, out[4];
-	struct sigaction sa;
-	int s[2], ep = epoll_create1(0);
-	double t0;
-	char c;
-	int n;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ep = epoll_create1(0);
 
 	check("socketpair", socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s) == 0);
 	ev.data.fd = s[1];
 	check("epoll_ctl", epoll_ctl(ep, EPOLL_CTL_ADD, s[1], &ev) == 0);
+	return ep;
+}
+
+/* ROUNDS waits on ep, each with a byte ready on s[1] (written to s[0]):
+ * the event at once, then the byte. */
+static void epoll_ready(int ep, const int s[2])
+{
+	struct epoll_event out[4];
+	char c;
+
 	for (int i = 0; i < ROUNDS; i++) {
 		check("write", write(s[0], "z", 1) == 1);
-		n = epoll_wait(ep, out, 4, 1000);
+		int n = epoll_wait(ep, out, 4, 1000);
 		check("epoll ready", n == 1 && out[0].data.fd == s[1]);
 		check("read", read(s[1], &c, 1) == 1);
 	}
+}
+
+static void epoll(void)
+{
+	struct epoll_event out[4];
+	struct sigaction sa;
+	int s[2], ep = epoll_pair(s);
+	double t0;
+	int n;
+
+	epoll_ready(ep, s);
 	t0 = now_ms();
 	n = epoll_wait(ep, out, 4, 40);
 	check("epoll timeout", n == 0 && now_ms() - t0 >= 39);
@@ -377,21 +395,12 @@ static void *sleeper(void *arg)
 
 static void sleepers(void)
 {
-	struct epoll_event ev = { .events = EPOLLIN }, out[4];
-	int s[2], ep = epoll_create1(0), n;
+	struct epoll_event out[4];
+	int s[2], ep = epoll_pair(s);
 	pthread_t t;
-	char c;
 
-	check("socketpair", socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, s) == 0);
-	ev.data.fd = s[1];
-	check("epoll_ctl", epoll_ctl(ep, EPOLL_CTL_ADD, s[1], &ev) == 0);
 	pthread_create(&t, NULL, sleeper, NULL);
-	for (int i = 0; i < ROUNDS; i++) {
-		check("write", write(s[0], "z", 1) == 1);
-		n = epoll_wait(ep, out, 4, 1000);
-		check("epoll ready", n == 1 && out[0].data.fd == s[1]);
-		check("read", read(s[1], &c, 1) == 1);
-	}
+	epoll_ready(ep, s);
 	while (!atomic_load(&slept))
 		check("epoll times out", epoll_wait(ep, out, 4, 30) == 0);
 	pthread_join(t, NULL);
