@@ -25,7 +25,8 @@
 #     waits made by itself while another thread sleeps (nanosleep, a
 #     timed condition wait: a sleep in flight whose end is known), in
 #     slices that end before the sleep's end; the sleeper still wakes on
-#     time (tp_direct checks that);
+#     time (tp_direct checks that, on uring: on sqpoll the poller times
+#     the completions, which load delays);
 #   - `tp_direct transfer`, two threads passing a byte back and forth
 #     through blocking pipes and a socket pair, on two vcpus under AUTO:
 #     each thread is the only one of its vcpu, and its 4,000 reads and
@@ -103,8 +104,12 @@ for b in ${XSC_TP_BACKENDS:-uring sqpoll}; do
 	[ "$n" -eq 0 ] || bad "$b, a system call dearer than a lone posted call: $n made alone (want 0)"
 	grep -q "nothing is posted (off): a system call costs 2000 ns here" "$tmp/$b-dear.err" ||
 		bad "$b, dear: -v does not say the rule is off"
+	# on SQPOLL the poller's rounds time the sleeps' completions, and
+	# the suite's other lane delays them, with or without this rule
+	# (6 of 20 sleeps 5 ms late in one make test): counts only there
+	untimed=""; [ "$b" = sqpoll ] && untimed=TP_SLEEPER_UNTIMED=1
 	targs=sleeper
-	if run "$b-sleeper" env XSC_THREADS=1 taskset -c 0,1; then
+	if run "$b-sleeper" env XSC_THREADS=1 $untimed taskset -c 0,1; then
 		n=$(way "$tmp/$b-sleeper.err" sole)
 		[ "$n" -ge 1000 ] || bad "$b, one vcpu, a thread asleep: $n waits by the only thread (want >= 1000 of 2,000; none before)"
 		echo "$b: one vcpu, a thread asleep: $n waits by the only thread"
