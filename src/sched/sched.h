@@ -303,8 +303,31 @@ struct xsc_fdtab {
 	void *_Atomic chunk[XSC_FDTAB_MAX / 4096];
 	uint32_t lock;
 };
-void *xsc__fdtab_chunk(struct xsc_fdtab *t, unsigned c, bool make);
-void *xsc__fdtab_at(struct xsc_fdtab *t, int fd, bool make);
+void *xsc__fdtab_make(struct xsc_fdtab *t, unsigned c);
+
+/* Chunk c, or NULL when it was never made (made now with `make`, which
+ * may fail) or is past the table.  Inline, and by shifts (per is a power
+ * of two): the descriptor's kind is looked up on each call of the
+ * program's that is made directly (sched/fdkind.c). */
+static inline void *xsc__fdtab_chunk(struct xsc_fdtab *t, unsigned c, bool make)
+{
+	void *p;
+
+	if (c >= XSC_FDTAB_MAX >> __builtin_ctz(t->per))
+		return NULL;
+	p = atomic_load_explicit(&t->chunk[c], memory_order_acquire);
+	return p || !make ? p : xsc__fdtab_make(t, c);
+}
+
+static inline void *xsc__fdtab_at(struct xsc_fdtab *t, int fd, bool make)
+{
+	unsigned s = (unsigned)__builtin_ctz(t->per);
+	char *p;
+
+	if (fd < 0 || !(p = xsc__fdtab_chunk(t, (unsigned)fd >> s, make)))
+		return NULL;
+	return p + (size_t)((unsigned)fd & (t->per - 1)) * t->size;
+}
 
 /* The vcpu running the caller, or NULL outside a vcpu.  xsc__self is
  * initial-exec TLS: a vcpu thread sets its own copy, and in transparent
