@@ -416,7 +416,7 @@ static long dispatch_call(long nr, const long *a, ucontext_t *uc)
 		r = emulators[nr](nr, a, uc);
 		break;
 	case XSC_SHIM_POST:
-		return xsc_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		return xsc__fiber_call(nr, a);
 	default:
 		break;
 	}
