@@ -69,6 +69,27 @@ static inline unsigned xsc__pend_pos(const struct xsc *x, unsigned k)
 /* Collects what every executor completed, no system call; re-routes what
  * the ring handed back meanwhile.  The number of entries. */
 int xsc__reap(struct xsc *x);
+
+/* True when xsc__reap would find nothing now: no CQE on the ring, no
+ * completion deferred or overflowed there (both mirror
+ * xsc__uring_reap's entry), nothing on the syscall threads' or the
+ * readiness waits' side, nothing the ring gave back, nothing to
+ * submit.  Loads only: for the look before each call a fiber alone on
+ * its vcpu makes directly (sched/syscalls.c alone), where a call in
+ * flight is most often a sleep that has not ended. */
+static inline bool xsc__reap_idle(struct xsc *x)
+{
+	unsigned flags = IORING_SQ_CQ_OVERFLOW | (x->defer_tw ? IORING_SQ_TASKRUN : 0);
+
+	if (x->inflight_worker || (x->inflight_waits && x->fdw) || x->nback ||
+	    x->routes_stale || x->sq_ready)
+		return false;
+	if (!x->inflight_uring && !(x->inflight_waits && x->ring_open))
+		return true;
+	if (*x->ring.cq.khead != io_uring_smp_load_acquire(x->ring.cq.ktail))
+		return false;
+	return !x->have_ring || !(IO_URING_READ_ONCE(*x->ring.sq.kflags) & flags);
+}
 /* Sleeps until some executor completes something.  0 or -EINTR. */
 int xsc__block(struct xsc *x);
 /* Every posted, unflushed entry completes with -ECANCELED (close). */

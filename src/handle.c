@@ -178,6 +178,7 @@ XSC_EXPORT int xsc_open(struct xsc **xp, const struct xsc_config *cfg)
 	if (!x)
 		return -ENOMEM;
 	x->hp = hp;
+	x->here_alone = hp->here_alone;
 	config_set(x, cfg);
 	if (x->cfg.npages > MAX_PAGES || x->cfg.backend < 0 ||
 	    x->cfg.backend > XSC_BACKEND_INLINE || !syscall_cpu_ok(x->cfg.syscall_cpu)) {

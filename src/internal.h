@@ -158,20 +158,24 @@ struct xsc {
 	int *pend_ids;		/* posted, not yet flushed: a ring of n ids, */
 	unsigned pend_head;	/* npending of them from pend_head; */
 	unsigned pend_mask;	/* the ring holds pend_mask + 1 >= n */
+	/* from npending to nback, one cache line: what a fiber's call
+	 * made directly reads to know it is alone (sched/syscalls.c alone,
+	 * xsc__reap_idle) */
 	unsigned npending;
+	bool here_alone;	/* hp->here_alone, copied here */
+	bool routes_stale;	/* the ring was lost since the routes were
+				   made (xsc__reroute makes them again) */
+	unsigned inflight_uring; /* entries with CQEs outstanding */
+	unsigned inflight_waits; /* readiness waits (xsc__uring_wait_fd) */
+	unsigned inflight_worker;
 	/* entries the executors handed back to the dispatcher (struct
 	 * xsc_verdict): a ring of nback of them from back_head, id << 2 |
 	 * verdict, pend_mask + 1 long; an entry is in it at most once */
+	unsigned nback, back_head;
 	uint32_t *back;
-	unsigned back_head, nback;
-	bool routes_stale;	/* the ring was lost since the routes were
-				   made (xsc__reroute makes them again) */
 	unsigned flush_at;	/* cfg.batch_threshold, or UINT_MAX for none */
 	unsigned ndone;		/* DONE and not released */
-	unsigned inflight_uring; /* entries with CQEs outstanding */
-	unsigned inflight_waits; /* readiness waits (xsc__uring_wait_fd) */
 	uint64_t waits_done;	/* readiness waits completed (xsc_runtime_stats) */
-	unsigned inflight_worker;
 	/* per number, the head of its entries: sysno, nargs and the route
 	 * (probe.c), copied into an entry by one 32-bit store */
 	struct xsc_head {

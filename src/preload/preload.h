@@ -45,6 +45,17 @@ struct tp_counters;
 void xsc__tp_rewrite_report(const struct tp_counters *c);
 
 
+/* The vcpu, through the GS base every vcpu thread sets: right also while
+ * FS holds another thread's TLS (setxid.c), and a load from the line of
+ * the selector, where xsc__vcpu() loads from the GOT and the TLS block.
+ * Only on a vcpu. */
+static inline struct xsc_vcpu *gs_vcpu(void)
+{
+	struct xsc_vcpu *v;
+	__asm__ __volatile__("mov %%gs:16, %0" : "=r"(v));
+	return v;
+}
+
 /* Program code on fiber v->cur makes call nr through the runtime: the
  * selector is ALLOW while it runs, *count counts it, and signals other
  * threads sent it are raised before it returns (the fiber may come back
@@ -58,7 +69,7 @@ static inline long xsc__tp_enter(struct xsc_vcpu *v, long nr, const long *a,
 	TP(v)->sel = TP_SEL_ALLOW;
 	(*count)++;
 	r = xsc__tp_call(nr, a);
-	v = xsc__vcpu();
+	v = gs_vcpu();	/* still a vcpu, maybe another after a park */
 	if (__builtin_expect((v->cur->sig_pending & ~v->cur->sigmask) != 0, 0))
 		xsc__tp_deliver(v->cur);
 	TP(v)->sel = TP_SEL_BLOCK;

@@ -95,15 +95,6 @@ _Static_assert(offsetof(struct xsc_tp_vcpu, ret) == 0, "stub reads %gs:0");
 _Static_assert(offsetof(struct xsc_tp_vcpu, sel) == 8, "stub writes %gs:8");
 _Static_assert(offsetof(struct xsc_tp_vcpu, self) == 16, "gs_vcpu reads %gs:16");
 
-/* The vcpu, through the GS base every vcpu thread sets: right also while
- * FS holds another thread's TLS (setxid.c).  Only on a vcpu. */
-static inline struct xsc_vcpu *gs_vcpu(void)
-{
-	struct xsc_vcpu *v;
-	__asm__ __volatile__("mov %%gs:16, %0" : "=r"(v));
-	return v;
-}
-
 struct tp_state {
 	int (*main)(int, char **, char **);
 	uintptr_t text_lo, text_hi;

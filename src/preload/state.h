@@ -48,23 +48,26 @@ struct xsc_tp_vcpu {
 	uint64_t ret;			/* where the stub returns to: %gs:0 */
 	volatile unsigned char sel;	/* syscall user dispatch selector: %gs:8 */
 	struct xsc_vcpu *self;		/* the vcpu itself: %gs:16 */
+	/* ... then, in the same cache line, what every call of the
+	 * program's reads: a call that goes to the kernel evicts the
+	 * runtime's lines, and each one read again costs a miss */
 	int in_handler;			/* program signal handlers running: the
 					   depth of hf[] (signals/longjmp.c) */
+	_Atomic int want_yield;		/* the watchdog saw one fiber run a whole
+					   tick: yield at its next call */
+	bool repin;			/* unpinned for a process clone */
+	bool vfork;			/* the stub re-executes a vfork */
+	bool setxid;			/* running glibc's setxid handler */
+	int ktid;			/* this kernel thread's real id */
+	uint64_t ntrap, nfast;		/* calls seen through SIGSYS / by symbol */
+	uint64_t nsite;			/* calls through rewritten sites */
 	struct tp_hframe {		/* one running handler (tp_sig_tramp) */
 		uintptr_t sp;		/* the trampoline's frame: the handler's
 					   stack is below it */
 		uintptr_t lo, hi;	/* the alternate stack it runs on, if any */
 		unsigned char sel;	/* the selector to go back to */
 	} hf[TP_HFRAMES];
-	bool vfork;			/* the stub re-executes a vfork */
-	bool repin;			/* unpinned for a process clone */
-	bool setxid;			/* running glibc's setxid handler */
 	uint64_t sigmask;		/* the kernel thread's current mask */
-	int ktid;			/* this kernel thread's real id */
-	uint64_t ntrap, nfast;		/* calls seen through SIGSYS / by symbol */
-	uint64_t nsite;			/* calls through rewritten sites */
-	_Atomic int want_yield;		/* the watchdog saw one fiber run a whole
-					   tick: yield at its next call */
 	siginfo_t dsi[64];		/* signals taken while the runtime held a
 					   lock here, their handlers not run yet
 					   (v->deferred): what each came with */
@@ -76,6 +79,8 @@ struct xsc_tp_vcpu {
 _Static_assert(sizeof(struct xsc_tp_fiber) <= XSC_FIBER_EXT, "fiber extension area");
 _Static_assert(sizeof(struct xsc_tp_vcpu) <= XSC_VCPU_EXT, "vcpu extension area");
 _Static_assert(offsetof(struct xsc_vcpu, ext) == 0, "the vcpu's area is at %gs:0");
+_Static_assert(offsetof(struct xsc_tp_vcpu, nsite) + sizeof(uint64_t) <= 64,
+	       "what every call reads: one cache line");
 
 /* The extension area of a fiber or a vcpu. */
 static inline struct xsc_tp_fiber *tp_of_fiber(const struct xsc_fiber *f)

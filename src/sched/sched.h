@@ -154,16 +154,23 @@ struct xsc_vcpu {
 	/* the extension's own state (ext.h): first, where code running on
 	 * the vcpu finds it at fixed offsets through %gs */
 	_Alignas(64) unsigned char ext[XSC_VCPU_EXT];
-	int id, cpu;
-	pthread_t th;
+	/* what each call of a fiber's reads and counts, in one cache line
+	 * (the first ways included): a call made in the kernel evicts the
+	 * runtime's lines, and each read again costs a miss */
 	struct xsc *x;			/* this vcpu's syscall pages */
-	struct xsc_ctx sched;		/* the scheduler's own context */
 	struct xsc_fiber *cur;
-	uint32_t *unlock_after;		/* parking protocol (see above) */
-	struct xsc_fiber *dead;		/* exited fiber to reclaim */
+	unsigned calls_run;		/* calls its fiber made since it was
+					   switched in (syscalls.c) */
+	_Atomic int rq_len;		/* both run lists (below) */
 	bool yielded;			/* the fiber switched out by xsc_yield */
 	bool poll_now;			/* ... and asks for a flush and reap at once
 					   (a fiber preempted in its calls) */
+	uint64_t way[XSC_WAYS];		/* its fibers' calls, by enum xsc_way */
+	int id, cpu;
+	pthread_t th;
+	struct xsc_ctx sched;		/* the scheduler's own context */
+	uint32_t *unlock_after;		/* parking protocol (see above) */
+	struct xsc_fiber *dead;		/* exited fiber to reclaim */
 	/* run queue: other vcpus push and steal, so it has a lock.  Two
 	 * lists in one order: fibers that have run (they stay here) and new
 	 * ones (another vcpu may take them); each push gets the next ticket
@@ -173,7 +180,6 @@ struct xsc_vcpu {
 	struct xsc_fiber *rq_head, *rq_tail;	/* fibers that have run */
 	struct xsc_fiber *nq_head, *nq_tail;	/* new fibers */
 	uint64_t rq_ticket;
-	_Atomic int rq_len;			/* both lists */
 	_Atomic int nq_len;			/* new fibers */
 	_Atomic int idle;
 	_Atomic int nhomed;		/* fibers whose home it is, alive */
@@ -183,9 +189,6 @@ struct xsc_vcpu {
 	/* fibers waiting for a free syscall entry (vcpu-local, no lock) */
 	struct xsc_wq ewait;
 	uint64_t switches;
-	unsigned calls_run;		/* calls its fiber made since it was
-					   switched in (syscalls.c) */
-	uint64_t way[XSC_WAYS];		/* its fibers' calls, by enum xsc_way */
 	/* thread pointer loads made by a system call
 	 * (arch_prctl) and by any means (tls.c) */
 	uint64_t tls_sys, tls_loads;

@@ -163,10 +163,11 @@ static bool alone(struct xsc_vcpu *v)
 {
 	struct xsc *x = v->x;
 
-	if (!x->hp || !x->hp->here_alone || x->npending || atomic_load(&v->rq_len))
+	if (!x->here_alone || x->npending || atomic_load(&v->rq_len))
 		return false;
 	if (inflight(x)) {
-		xsc_poll(x);
+		if (!xsc__reap_idle(x))
+			xsc_poll(x);
 		return !atomic_load(&v->rq_len) && !x->npending;
 	}
 	return true;
