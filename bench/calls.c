@@ -8,8 +8,10 @@
  * program: getppid() through libc's wrapper (a rewritable site),
  * syscall(SYS_getppid) (libc's generic entry: rax from a register), a 1 MiB
  * malloc+free (mmap, munmap), fopen+fgetc+fclose (stdio's internal openat,
- * fstat, ioctl, read, close), a contended mutex (futex waits and wakes)
- * and clock_gettime (the vDSO).  The three ways run round by round,
+ * fstat, ioctl, read, close), a contended mutex (futex waits and wakes),
+ * clock_gettime (the vDSO) and read() of an empty non-blocking pipe (the
+ * function interposed by symbol: an event loop's commonest call, made
+ * directly by a thread alone on its vcpu).  The three ways run round by round,
  * interleaved; the best of the rounds is kept.  Ratios are to native.
  * Target: a rewritten non-blocking call within 2x of native.
  */
@@ -24,16 +26,17 @@
 int xsc_bench_calls(int argc, char **argv);
 int xsc_run_find_preload(char *buf, size_t len);	/* tools/run.c */
 
-#define NKIND 6
+#define NKIND 7
 #define NWAY 3
 static const char *const way_name[NWAY] = { "native", "sud-only", "rewritten" };
 
 static const char usage[] =
 	"usage: xsc bench calls [--quick] [--rounds N] [--out DIR]\n"
 	"  ns per libc call (getppid, syscall(), malloc 1 MiB, stdio open/read/close,\n"
-	"  contended mutex, clock_gettime) natively, under xsc run with every\n"
-	"  libc-internal call trapped (XSC_REWRITE=0), and with libc's syscall\n"
-	"  sites rewritten.  Writes DIR/calls.csv and DIR/calls.png.\n";
+	"  contended mutex, clock_gettime, read of an empty non-blocking pipe)\n"
+	"  natively, under xsc run with every libc-internal call trapped\n"
+	"  (XSC_REWRITE=0), and with libc's syscall sites rewritten.  Writes\n"
+	"  DIR/calls.csv and DIR/calls.png.\n";
 
 struct kind {
 	char name[48];

@@ -12,12 +12,17 @@
  * 1 MiB malloc+free (mmap and munmap: the threshold is fixed, so every
  * one maps), fopen+fgetc+fclose of /dev/null (openat, fstat, read, close
  * from stdio's internals), a lock+unlock of a mutex two threads contend
- * for (futex waits and wakes from glibc's lock code), and clock_gettime
- * (the vDSO: no system call, natively or not).
+ * for (futex waits and wakes from glibc's lock code), clock_gettime
+ * (the vDSO: no system call, natively or not), and a read() of an empty
+ * non-blocking pipe (EAGAIN: the call an event loop makes most, through
+ * the function `xsc run` interposes by symbol, made directly by a thread
+ * alone on its vcpu).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -90,12 +95,25 @@ static void k_clock(void)
 	}
 }
 
+static void k_readnb(void)
+{
+	static int p[2] = { -1, -1 };
+	char b[16];
+
+	if (p[0] < 0 && pipe2(p, O_NONBLOCK))
+		exit(1);
+	for (long i = 0; i < n; i++)
+		if (read(p[0], b, sizeof(b)) != -1 || errno != EAGAIN)
+			exit(1);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; void (*fn)(void); long per; } k[] = {
 		{ "getppid", k_getppid, 1 }, { "syscall-getppid", k_syscall, 1 },
 		{ "malloc-1MiB", k_malloc, 1 }, { "stdio-open-read-close", k_stdio, 1 },
 		{ "mutex-contended", k_mutex, 2 }, { "clock_gettime", k_clock, 1 },
+		{ "read-nonblock-EAGAIN", k_readnb, 1 },
 	};
 	n = argc > 1 ? atol(argv[1]) : 100000;
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);	/* fixed: every 1 MiB maps */
