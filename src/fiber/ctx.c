@@ -18,6 +18,7 @@
  * (stack.c), not to contexts.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,33 @@ void xsc__ctx_entry(struct xsc_ctx *ctx, struct xsc_ctx *prev)
 	__attribute__((noreturn, used));
 
 #define FRAME_WORDS 8		/* update with the frame in switch.S */
+
+_Static_assert(offsetof(struct xsc_ctx, pkru) == 56, "switch.S reads pkru at 56");
+
+unsigned char xsc__ctx_pkru;
+
+/* PKRU (protection keys for user pages) is thread state the kernel keeps
+ * per kernel thread, in the xsave area.  Fibers share their kernel
+ * thread, so where the OS enabled protection keys the switch carries
+ * each context's own, as a kernel switch between threads does. */
+static __attribute__((constructor)) void pkru_probe(void)
+{
+	unsigned a, b, c, d;
+
+	__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0));
+	if (a < 7)
+		return;
+	__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
+	xsc__ctx_pkru = (c >> 4) & 1;	/* OSPKE */
+}
+
+static uint32_t rdpkru(void)
+{
+	uint32_t a, d;
+
+	__asm__ volatile("rdpkru" : "=a"(a), "=d"(d) : "c"(0));
+	return a;
+}
 
 static __attribute__((noreturn)) void die(const char *msg)
 {
@@ -71,6 +99,9 @@ int xsc__ctx_make(struct xsc_ctx *ctx, void *stack_lo, size_t stack_size,
 	ctx->fn = fn;
 	ctx->arg = arg;
 	ctx->exit_hook = exit_hook;
+	/* ... and its protection keys' rights, as a new thread does */
+	if (xsc__ctx_pkru)
+		ctx->pkru = rdpkru();
 	return 0;
 }
 

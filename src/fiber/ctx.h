@@ -22,6 +22,7 @@
 #define XSC_FIBER_CTX_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define XSC_ASAN 1
@@ -45,7 +46,14 @@ struct xsc_ctx {
 	void *arg;
 	void (*exit_hook)(struct xsc_ctx *self);
 	void *asan_fake;	/* ASan fake stack kept while switched out */
+	uint32_t pkru;		/* its protection keys' rights while switched
+				   out, where the OS enabled protection keys
+				   (xsc__ctx_pkru); offset 56, switch.S's */
 };
+
+/* Nonzero where the OS enabled protection keys (CPUID OSPKE): PKRU is
+ * thread state, and a switch carries each context's own (switch.S). */
+extern unsigned char xsc__ctx_pkru __attribute__((visibility("hidden")));
 
 /* Raw switch (switch.S): save the current context into *from, resume *to.
  * Returns, in the resumed context, the "from" of the switch that resumed

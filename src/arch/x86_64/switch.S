@@ -3,8 +3,11 @@
  *
  * struct xsc_ctx *xsc__ctx_swap(struct xsc_ctx *from, struct xsc_ctx *to)
  *
- * The saved state lives on the stack being left, so the only thing stored
- * in the context is rsp (offset 0 of struct xsc_ctx, see src/fiber/ctx.h).
+ * The saved state lives on the stack being left, so what is stored in
+ * the context is rsp (offset 0 of struct xsc_ctx, see src/fiber/ctx.h)
+ * and, where the OS enabled protection keys (xsc__ctx_pkru), PKRU (offset
+ * 56): each context's own rights, as the kernel keeps each thread's.
+ * wrpkru only when the two differ, which is rare.
  * Frame, from the saved rsp upwards (update xsc__ctx_make in
  * src/fiber/ctx.c when you change it):
  *
@@ -36,6 +39,8 @@
  */
 	.text
 
+	.hidden	xsc__ctx_pkru		/* ctx.c: nonzero with protection keys */
+
 	.globl	xsc__ctx_swap
 	.hidden	xsc__ctx_swap
 	.type	xsc__ctx_swap, @function
@@ -60,7 +65,9 @@ xsc__ctx_swap:
 	fnstcw	4(%rsp)
 	movl	(%rsp), %edx		/* ours, read back at the stores' sizes */
 	movzwl	4(%rsp), %ecx		/* (so both forward from the store) */
-
+	cmpb	$0, xsc__ctx_pkru(%rip)
+	jne	3f
+4:
 	movq	%rsp, (%rdi)		/* from->sp */
 	movq	%rdi, %rax		/* returned on the other side */
 	movq	(%rsi), %rsp		/* to->sp: now on the other stack */
@@ -91,6 +98,21 @@ xsc__ctx_swap:
 	ldmxcsr	(%rsp)
 	fldcw	4(%rsp)
 	jmp	1b
+3:	/* still on the stack being left: PKRU into from, to's if it differs */
+	movl	%edx, %r8d
+	movl	%ecx, %r9d
+	xorl	%ecx, %ecx
+	rdpkru				/* eax = PKRU, edx = 0 */
+	movl	%eax, 56(%rdi)		/* from->pkru */
+	cmpl	56(%rsi), %eax
+	je	5f
+	movl	56(%rsi), %eax		/* to->pkru */
+	xorl	%ecx, %ecx
+	xorl	%edx, %edx
+	wrpkru
+5:	movl	%r8d, %edx
+	movl	%r9d, %ecx
+	jmp	4b
 	.cfi_endproc
 	.size	xsc__ctx_swap, .-xsc__ctx_swap
 

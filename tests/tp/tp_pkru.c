@@ -1,0 +1,92 @@
+/* Each thread keeps its own protection keys' rights (PKRU), as natively:
+ * four threads each set a different PKRU, then pass a token round a ring
+ * of pipes 2,000 times, each blocking in a read between its turns (under
+ * xsc run, a park, another thread's fiber on the kernel thread), calling
+ * getppid() (a libc site xsc run rewrites) and sched_yield(), and check
+ * their PKRU after each.  The main thread's PKRU stays its own too.
+ * Where the OS has not enabled protection keys, it says so and passes
+ * (the same line natively).
+ * xsc-tp: run-opts=-t 2 */
+#define _GNU_SOURCE
+#include <cpuid.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define NT 4
+#define ROUNDS 2000
+
+static int ring[NT][2];
+static uint32_t p0;
+
+static uint32_t rdpkru(void)
+{
+	uint32_t a, d;
+
+	__asm__ volatile("rdpkru" : "=a"(a), "=d"(d) : "c"(0));
+	return a;
+}
+
+static void wrpkru(uint32_t v)
+{
+	__asm__ volatile("wrpkru" : : "a"(v), "c"(0), "d"(0) : "memory");
+}
+
+static void *member(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	/* access disable of key i + 1 flipped: never key 0's */
+	uint32_t mine = p0 ^ (1u << (2 * (i + 1)));
+	char c;
+
+	wrpkru(mine);
+	for (int r = 0; r < ROUNDS; r++) {
+		if (read(ring[i][0], &c, 1) != 1)
+			exit(2);
+		if (rdpkru() != mine) {
+			printf("thread %d round %d: PKRU %#x, set %#x\n", i, r, rdpkru(), mine);
+			exit(1);
+		}
+		(void)getppid();
+		sched_yield();
+		if (rdpkru() != mine) {
+			printf("thread %d round %d after calls: PKRU %#x, set %#x\n", i, r,
+			       rdpkru(), mine);
+			exit(1);
+		}
+		if (write(ring[(i + 1) % NT][1], &c, 1) != 1)
+			exit(2);
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	unsigned a, b, c, d;
+	pthread_t t[NT];
+
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(c & (1u << 4))) {
+		printf("no protection keys enabled (OSPKE): nothing to check\n");
+		return 0;
+	}
+	p0 = rdpkru();
+	for (int i = 0; i < NT; i++)
+		if (pipe(ring[i]))
+			return 2;
+	for (int i = 0; i < NT; i++)
+		if (pthread_create(&t[i], NULL, member, (void *)(intptr_t)i))
+			return 2;
+	if (write(ring[0][1], "x", 1) != 1)
+		return 2;
+	for (int i = 0; i < NT; i++)
+		pthread_join(t[i], NULL);
+	if (rdpkru() != p0) {
+		printf("main: PKRU %#x, had %#x\n", rdpkru(), p0);
+		return 1;
+	}
+	printf("%d threads kept their own PKRU over %d rounds each\n", NT, ROUNDS);
+	return 0;
+}
