@@ -52,8 +52,8 @@ unsigned long xsc__tp_xsave_size;
 unsigned char xsc__tp_xsavec;
 /* sites whose function keeps no vector value across the call (site.c)
  * enter by xsc__tp_site_entry_novec, which saves only the argument
- * registers: not where the CPU keeps other thread state in the xsave
- * area (PKRU), nor with XSC_HW=xsaveall */
+ * registers (the switch carries PKRU and the control words): not with
+ * XSC_HW=xsaveall */
 bool xsc__tp_novec = true;
 const char *xsc__tp_novec_why = "";
 /* xsc__tp_site_entry takes number nr from a stub only where
@@ -122,12 +122,9 @@ static unsigned long xsave_size(void)
 		return 0;
 	__cpuid_count(0xd, 1, a, b, c, d);
 	xsc__tp_xsavec = (a & 2) != 0;
-	__asm__ __volatile__("xgetbv" : "=a"(a), "=d"(d) : "c"(0));	/* XCR0 */
-	if (a & (1u << 9)) {
-		xsc__tp_novec = false;
-		xsc__tp_novec_why = "off: the xsave area holds PKRU, thread state "
-				    "of the program's (protection keys)";
-	}
+	/* PKRU, where XCR0 has it, is in the area too; the novec entry
+	 * leaves it to the fiber switch, which carries each context's own
+	 * (switch.S), as it does MXCSR's */
 	__cpuid_count(0xd, 0, a, b, c, d);	/* standard form: >= compacted */
 	return ((unsigned long)b + 63) & ~63UL;
 }
