@@ -9,24 +9,12 @@
 
 #include "fiber/ctx.h"
 #include "testlib.h"
+#include "tp/tp_pkru.h"
 
 #define SWITCHES 10000
 
 static struct xsc_ctx m_ctx, f_ctx;
 static uint32_t want_main, want_fiber;
-
-static uint32_t rdpkru(void)
-{
-	uint32_t a, d;
-
-	__asm__ volatile("rdpkru" : "=a"(a), "=d"(d) : "c"(0));
-	return a;
-}
-
-static void wrpkru(uint32_t v)
-{
-	__asm__ volatile("wrpkru" : : "a"(v), "c"(0), "d"(0) : "memory");
-}
 
 static void fiber(void *arg)
 {

@@ -16,24 +16,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "tp_pkru.h"
+
 #define NT 4
 #define ROUNDS 2000
 
 static int ring[NT][2];
 static uint32_t p0;
-
-static uint32_t rdpkru(void)
-{
-	uint32_t a, d;
-
-	__asm__ volatile("rdpkru" : "=a"(a), "=d"(d) : "c"(0));
-	return a;
-}
-
-static void wrpkru(uint32_t v)
-{
-	__asm__ volatile("wrpkru" : : "a"(v), "c"(0), "d"(0) : "memory");
-}
 
 static void *member(void *arg)
 {
