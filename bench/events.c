@@ -64,6 +64,12 @@ int xsc_bench_events(int argc, char **argv);
 #define FILE_BYTES 4096		/* the file nginx serves */
 #define FILE_NAME "file.html"
 #define MAX_ROUNDS 32		/* --rounds at most */
+/* issue 37's targets: never slower (throughput, CPU per operation), and
+ * loops that share a core at most half native's kernel entries */
+#define MIN_OPS 0.97
+#define MAX_CPU 1.03
+#define MAX_ENTRIES 0.5
+#define MIN_JUDGED 3		/* rounds a verdict on the first two needs */
 
 static const char usage[] =
 	"usage: xsc bench events [--quick] [--rounds N] [--out DIR]\n"
@@ -847,6 +853,50 @@ static void print_ratios(void)
 	       "apart), then the lowest and highest\n");
 }
 
+/* A target against the rounds: met when every round meets it, not met
+ * when every round misses it, else not settled (the rounds straddle it). */
+static const char *verdict(bool all_meet, bool all_miss)
+{
+	return all_meet ? "met" : all_miss ? "not met" : "not settled";
+}
+
+/* The targets (never slower; memcached -t 4 at half native's entries),
+ * judged by the rounds, with nginx's spread beside them: its one worker
+ * thread runs natively under xsc run (the runtime starts at a second
+ * thread), so its rounds' ratios are what the host does to two
+ * identical servers. */
+static void print_verdicts(const struct ctx *c)
+{
+	printf("\nnever slower (ops/s >= %.2fx and cpu/op <= %.2fx native), judged by the "
+	       "rounds:", MIN_OPS, MAX_CPU);
+	if (c->o.rounds < MIN_JUDGED)
+		printf(" not judged (%d round%s; a verdict needs %d or more)", c->o.rounds,
+		       c->o.rounds > 1 ? "s" : "", MIN_JUDGED);
+	printf("\n");
+	for (int i = 0; i < NROW; i++) {
+		const struct row *r = &rows[i];
+		if (c->o.rounds < MIN_JUDGED || r->skip || !r->in[NATIVE].have ||
+		    !r->in[XRUN].have)
+			continue;
+		struct spread o = ops_ratio(r), u = cpu_ratio(r);
+		bool native = r->load == nginx_load;
+		printf("  %-15s ops/s %-11s cpu/op %s%s\n", r->name,
+		       verdict(o.lo >= MIN_OPS, o.hi < MIN_OPS),
+		       verdict(u.hi <= MAX_CPU, u.lo > MAX_CPU),
+		       native ? "  (natively under xsc run: its ranges are the host's noise)" : "");
+	}
+	for (int i = 0; i < NROW; i++) {
+		const struct row *r = &rows[i];
+		const struct bench_per_op *n = &r->in[NATIVE].ent, *x = &r->in[XRUN].ent;
+		if (r->threads < 2 || r->skip || !n->ok || !x->ok || n->entries <= 0)
+			continue;
+		printf("%s at most %.1fx native's kernel entries per operation: %s (%.2fx, "
+		       "one counted run)\n", r->name, MAX_ENTRIES,
+		       x->entries / n->entries <= MAX_ENTRIES ? "met" : "not met",
+		       x->entries / n->entries);
+	}
+}
+
 /* A CSV text field, prefix then s: commas made semicolons. */
 static void csv_text(FILE *f, const char *prefix, const char *s)
 {
@@ -999,6 +1049,7 @@ int xsc_bench_events(int argc, char **argv)
 	bench_progress_done();
 	print_instances(&c);
 	print_ratios();
+	print_verdicts(&c);
 	if (write_csv(&c) == 0) {
 		plot(&c);
 		printf("wrote %s/events.csv and %s/events.png\n", c.o.out, c.o.out);

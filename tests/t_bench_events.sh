@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t_bench_events: `xsc bench events --quick` runs redis-server, memcached
+# t_bench_events: `xsc bench events --quick --rounds 3` runs redis-server, memcached
 # -t 1 and -t 4 and nginx natively, under `xsc run`, and under `xsc run`
 # with an expensive host's profile forced.  Checked: it exits 0; every
 # server has its three instances in the table or one "skipped: reason"
@@ -19,7 +19,8 @@
 # The other entries are counts of calls the server makes for each
 # operation: under `xsc run` (and with the dear profile) at most half an
 # entry per operation more than natively (no call added on every
-# operation).
+# operation).  The targets' verdicts it prints are checked against the
+# CSV's ranges and counts they come from.
 # xsc-test: timeout=900
 set -u
 x=$(cd "$1" && pwd)/xsc
@@ -32,7 +33,7 @@ if "$x" info 2>/dev/null | grep -q '^io_uring: *unavailable'; then
 	exit 77
 fi
 
-"$x" bench events --quick --out "$d/r" >"$d/out" 2>"$d/err"
+"$x" bench events --quick --rounds 3 --out "$d/r" >"$d/out" 2>"$d/err"
 rc=$?
 cat "$d/out"
 if [ $rc -eq 2 ]; then	# could not run here: it said why
@@ -84,6 +85,34 @@ awk -F, 'function other(n, t,   k, c, i, w, x) {	# n less the waits among calls 
 		}
 	}
 	END { exit bad }' "$csv" || exit 1
+# The targets' verdicts follow the rounds' ranges in the CSV: met when
+# every round meets the bound (ops/s >= 0.97, cpu/op <= 1.03), not met
+# when every round misses it, else not settled; a bound within the CSV's
+# rounding of a range's end takes any verdict.
+awk -F, 'function v(lo, hi, b, up) {	# up: the bound is a floor
+		if ((lo - b) ^ 2 < 0.000001 || (hi - b) ^ 2 < 0.000001) return "any"
+		if (up) return lo >= b ? "met" : hi < b ? "not met" : "not settled"
+		return hi <= b ? "met" : lo > b ? "not met" : "not settled" }
+	NR > 1 && $2 != "" && $22 == "" { print $1 "|" v($24, $25, 0.97, 1) "|" v($26, $27, 1.03, 0) }' "$csv" |
+while IFS='|' read -r s ops cpu; do
+	line=$(grep "^  $s  *ops/s " "$d/out") || fail "$s: no verdict line"
+	got_ops=$(sed -E 's/.* ops\/s (.*) cpu\/op .*/\1/; s/ +$//' <<<"$line")
+	got_cpu=$(sed -E 's/.* cpu\/op ([a-z ]*[a-z]).*/\1/' <<<"$line")
+	for w in "ops/s:$ops:$got_ops" "cpu/op:$cpu:$got_cpu"; do
+		IFS=: read -r what want got <<<"$w"
+		[ "$want" = any ] || [ "$want" = "$got" ] || fail "$s: $what verdict '$got', the rounds say '$want'"
+	done
+done || exit 1
+# memcached -t 4's entries against native's (columns 9 and 8), where both
+# were counted: at most 0.5x met, else not met
+want=$(awk -F, '$1 == "memcached -t 4" && $8 > 0 && $9 > 0 { r = $9 / $8
+	print (r - 0.5) ^ 2 < 0.0001 ? "any" : r <= 0.5 ? "met" : "not met" }' "$csv")
+if [ -n "$want" ]; then
+	got=$(sed -n "s/^memcached -t 4 at most 0.5x native's kernel entries per operation: \([a-z ]*[a-z]\) (.*/\1/p" "$d/out")
+	[ -n "$got" ] || fail "no verdict on memcached -t 4's entries"
+	[ "$want" = any ] || [ "$want" = "$got" ] || fail "memcached -t 4's entries: '$got', the counts say '$want'"
+fi
+
 if [ $measured -eq 0 ]; then
 	echo "SKIP: no server measured (each row says what to install)"
 	exit 77
