@@ -64,7 +64,7 @@ int xsc_bench_events(int argc, char **argv);
 #define FILE_BYTES 4096		/* the file nginx serves */
 #define FILE_NAME "file.html"
 #define MAX_ROUNDS 32		/* --rounds at most */
-/* issue 37's targets: never slower (throughput, CPU per operation), and
+/* the targets: never slower (throughput, CPU per operation), and
  * loops that share a core at most half native's kernel entries */
 #define MIN_OPS 0.97
 #define MAX_CPU 1.03
