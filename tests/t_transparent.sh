@@ -14,12 +14,13 @@
 # threads: the shim engaged; one marked "xsc-tp: stays-native", whose
 # first thread is glibc's own, must say it ran natively instead).  The
 # signal, TLS and rewriting programs (tp_sig*, tp_tls, tp_intr_race,
-# tp_rewrite) run once more with XSC_HW=nofsgsbase,noxsavec,xsaveall (the
-# whole state saved at every rewritten site, tp_rewrite then checking
-# every vector register), each on one
+# tp_rewrite) run once more with XSC_HW=nofsgsbase,noxsavec,xsaveall,nopku
+# (the whole state saved at every rewritten site, tp_rewrite then
+# checking every vector register; the fiber switch of a host without
+# protection keys), each on one
 # backend in turn (XSC_TEST_FULL=1: on each backend), and with
 # XSC_HW=nofsgsbase,noldt on the first: the hardware paths a host without
-# FSGSBASE or XSAVEC takes ("/hw", "/hw2" rows).  Then `xsc run` itself: exit status and
+# FSGSBASE, XSAVEC or protection keys takes ("/hw", "/hw2" rows).  Then `xsc run` itself: exit status and
 # fatal signal propagation, 127 for a missing program, a static binary
 # run natively with a warning; and /usr/bin/python3 with threads, a
 # queue, a thread pool, a process pool, getaddrinfo, subprocess and a
@@ -285,7 +286,7 @@ hwrun() {	# row hwflags expected-v-line backends...
 hw_t0=$SECONDS
 hwrows=${XSC_TP_HW-hw hw2}
 # shellcheck disable=SC2086
-[[ " $hwrows " == *" hw "* ]] && hwrun hw nofsgsbase,noxsavec,xsaveall "LDT selector" $backends
+[[ " $hwrows " == *" hw "* ]] && hwrun hw nofsgsbase,noxsavec,xsaveall,nopku "LDT selector" $backends
 [[ " $hwrows " == *" hw2 "* ]] && hwrun hw2 nofsgsbase,noldt "arch_prctl" ${backends%% *}
 echo "XSC_HW runs ($hwrows): $((SECONDS - hw_t0))s"
 

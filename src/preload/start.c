@@ -278,8 +278,10 @@ static int tkill_code(void)
  * kernel allows FSGSBASE from user space, else by an LDT selector for
  * TLS blocks below 4 GiB, arch_prctl for the rest (sched/tls.c); the
  * extended state of a rewritten site's call saved with xsavec where the
- * CPU has it, else with xsave (rewrite.c).  XSC_HW=nofsgsbase,noldt,
- * noxsavec takes the other paths where the machine has them, so that one
+ * CPU has it, else with xsave (rewrite.c); PKRU carried by the fiber
+ * switch where the OS enabled protection keys (fiber/ctx.c).
+ * XSC_HW=nofsgsbase,noldt,noxsavec,nopku takes the other paths where the
+ * machine has them, so that one
  * host tests what another runs (t_transparent.sh runs programs so):
  * hosts without FSGSBASE (hypervisors hide it) take the LDT path, and
  * with noldt the arch_prctl one on every switch. */
@@ -302,9 +304,15 @@ static void hw_paths(void)
 		else if (n == 8 && !strncmp(p, "xsaveall", n)) {
 			xsc__tp_novec = false;
 			xsc__tp_novec_why = "off: XSC_HW=xsaveall";
+		} else if (n == 5 && !strncmp(p, "nopku", n)) {
+			/* the switch of a host without protection keys; the
+			 * whole save then carries PKRU at the sites, as there */
+			xsc__ctx_pkru = 0;
+			xsc__tp_novec = false;
+			xsc__tp_novec_why = "off: XSC_HW=nopku (the switch does not carry PKRU)";
 		} else if (n)
 			xsc__say("xsc run: XSC_HW: unknown '%.*s' (known: nofsgsbase, "
-				 "noldt, noxsavec, xsaveall)\n", (int)n, p);
+				 "noldt, noxsavec, xsaveall, nopku)\n", (int)n, p);
 		p += n + (p[n] == ',');
 	}
 	if (fsgs) {
