@@ -79,6 +79,31 @@ void tp_spawn_site(void *site)
 		TP(me)->spawn_site = site;
 }
 
+/* The PKRU the thread had at its trapped call, into *pkru: the signal
+ * frame's xsave area (standard form) holds it; the handler itself runs
+ * with the kernel's default.  Its init state, not in the frame's
+ * XSTATE_BV, is 0.  False without protection keys or a frame. */
+static bool frame_pkru(const ucontext_t *uc, uint32_t *pkru)
+{
+	static int off;
+	const unsigned char *fx = (const unsigned char *)uc->uc_mcontext.fpregs;
+	uint64_t bv;
+
+	if (!xsc__ctx_pkru || !fx)
+		return false;
+	if (!off) {
+		unsigned a, b, c, d;
+		__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0xd), "c"(9));
+		off = (int)b;	/* PKRU's offset in the standard form */
+	}
+	memcpy(&bv, fx + 512, sizeof(bv));	/* XSTATE_BV */
+	if (!(bv & (1u << 9)))
+		*pkru = 0;
+	else
+		memcpy(pkru, fx + off, sizeof(*pkru));
+	return true;
+}
+
 /* A new thread of the program becomes a fiber (see the top of the file). */
 long tp_spawn(uint64_t flags, uint64_t lo, uint64_t sp, int *ptid, int *ctid,
 	      uint64_t tls, ucontext_t *uc)
@@ -127,6 +152,9 @@ long tp_spawn(uint64_t flags, uint64_t lo, uint64_t sp, int *ptid, int *ctid,
 		rec_put(f);
 		return ret;
 	}
+	/* its creator's protection keys' rights, as the kernel's clone gives:
+	 * those of the call, not the handler's we run in */
+	frame_pkru(uc, &f->ctx.pkru);
 	tp_tid_add(f);
 	/* made by pthread_create (start.c), else by a clone of the
 	 * program's own: that call's site */

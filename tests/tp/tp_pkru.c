@@ -1,5 +1,7 @@
 /* Each thread keeps its own protection keys' rights (PKRU), as natively:
- * four threads each set a different PKRU, then pass a token round a ring
+ * the main thread sets one before it creates the others, each of which
+ * starts with it (a clone copies its caller's); then the four threads
+ * each set a different PKRU and pass a token round a ring
  * of pipes 2,000 times, each blocking in a read between its turns (under
  * xsc run, a park, another thread's fiber on the kernel thread), calling
  * getppid() (a libc site xsc run rewrites) and sched_yield(), and check
@@ -22,7 +24,7 @@
 #define ROUNDS 2000
 
 static int ring[NT][2];
-static uint32_t p0;
+static uint32_t p0, pm;
 
 static void *member(void *arg)
 {
@@ -31,6 +33,10 @@ static void *member(void *arg)
 	uint32_t mine = p0 ^ (1u << (2 * (i + 1)));
 	char c;
 
+	if (rdpkru() != pm) {
+		printf("thread %d starts with PKRU %#x, its creator's %#x\n", i, rdpkru(), pm);
+		exit(1);
+	}
 	wrpkru(mine);
 	for (int r = 0; r < ROUNDS; r++) {
 		if (read(ring[i][0], &c, 1) != 1)
@@ -62,6 +68,8 @@ int main(void)
 		return 0;
 	}
 	p0 = rdpkru();
+	pm = p0 ^ (1u << 30);	/* key 15's access disable flipped */
+	wrpkru(pm);
 	for (int i = 0; i < NT; i++)
 		if (pipe(ring[i]))
 			return 2;
@@ -72,8 +80,8 @@ int main(void)
 		return 2;
 	for (int i = 0; i < NT; i++)
 		pthread_join(t[i], NULL);
-	if (rdpkru() != p0) {
-		printf("main: PKRU %#x, had %#x\n", rdpkru(), p0);
+	if (rdpkru() != pm) {
+		printf("main: PKRU %#x, had %#x\n", rdpkru(), pm);
 		return 1;
 	}
 	printf("%d threads kept their own PKRU over %d rounds each\n", NT, ROUNDS);
