@@ -2,7 +2,7 @@
  * the main thread sets one before it creates the others, each of which
  * starts with it (a clone copies its caller's); then the four threads
  * each set a different PKRU and pass a token round a ring
- * of pipes 2,000 times, each blocking in a read between its turns (under
+ * of pipes 500 times, each blocking in a read between its turns (under
  * xsc run, a park, another thread's fiber on the kernel thread), calling
  * getppid() (a libc site xsc run rewrites) and sched_yield(), and check
  * their PKRU after each.  The main thread's PKRU stays its own too.
@@ -21,7 +21,7 @@
 #include "tp_pkru.h"
 
 #define NT 4
-#define ROUNDS 2000
+#define ROUNDS 500
 
 static int ring[NT][2];
 static uint32_t p0, pm;
