@@ -70,25 +70,37 @@ static inline unsigned xsc__pend_pos(const struct xsc *x, unsigned k)
  * the ring handed back meanwhile.  The number of entries. */
 int xsc__reap(struct xsc *x);
 
-/* True when xsc__reap would find nothing now: no CQE on the ring, no
- * completion deferred or overflowed there (both mirror
- * xsc__uring_reap's entry), nothing on the syscall threads' or the
+/* The ring has something to reap or to wait for: entries with CQEs
+ * outstanding, or readiness waits while it is mapped. */
+static inline bool xsc__ring_reapable(const struct xsc *x)
+{
+	return x->inflight_uring || (x->inflight_waits && x->ring_open);
+}
+
+/* Completions the kernel holds until we enter: deferred ones
+ * (DEFER_TASKRUN) and CQEs a full CQ could not take. */
+static inline bool xsc__ring_held(const struct xsc *x)
+{
+	return x->have_ring &&
+	       (IO_URING_READ_ONCE(*x->ring.sq.kflags) &
+		((x->defer_tw ? IORING_SQ_TASKRUN : 0) | IORING_SQ_CQ_OVERFLOW));
+}
+
+/* True when xsc__reap would find nothing now: no CQE on the ring and
+ * none held in the kernel, nothing on the syscall threads' or the
  * readiness waits' side, nothing the ring gave back, nothing to
  * submit.  Loads only: for the look before each call a fiber alone on
  * its vcpu makes directly (sched/syscalls.c alone), where a call in
  * flight is most often a sleep that has not ended. */
 static inline bool xsc__reap_idle(struct xsc *x)
 {
-	unsigned flags = IORING_SQ_CQ_OVERFLOW | (x->defer_tw ? IORING_SQ_TASKRUN : 0);
-
 	if (x->inflight_worker || (x->inflight_waits && x->fdw) || x->nback ||
 	    x->routes_stale || x->sq_ready)
 		return false;
-	if (!x->inflight_uring && !(x->inflight_waits && x->ring_open))
+	if (!xsc__ring_reapable(x))
 		return true;
-	if (*x->ring.cq.khead != io_uring_smp_load_acquire(x->ring.cq.ktail))
-		return false;
-	return !x->have_ring || !(IO_URING_READ_ONCE(*x->ring.sq.kflags) & flags);
+	return *x->ring.cq.khead == io_uring_smp_load_acquire(x->ring.cq.ktail) &&
+	       !xsc__ring_held(x);
 }
 /* Sleeps until some executor completes something.  0 or -EINTR. */
 int xsc__block(struct xsc *x);

@@ -7,6 +7,7 @@
  * at once with one io_uring_enter.
  */
 #include "uring_prep.h"
+#include "dispatch.h"
 #include "done.h"
 
 #include <linux/futex.h>
@@ -87,9 +88,7 @@ int xsc__uring_reap(struct xsc *x)
 	 * are there: the flag outlives the work after a submit-and-wait.) */
 	/* ... and CQEs the full CQ could not take (readiness waits are not
 	 * bounded by the entries) wait in the kernel until we enter */
-	if (head == io_uring_smp_load_acquire(cq->ktail) && x->have_ring &&
-	    (IO_URING_READ_ONCE(*x->ring.sq.kflags) &
-	     ((x->defer_tw ? IORING_SQ_TASKRUN : 0) | IORING_SQ_CQ_OVERFLOW))) {
+	if (head == io_uring_smp_load_acquire(cq->ktail) && xsc__ring_held(x)) {
 		x->st.crossings++;
 		io_uring_get_events(&x->ring);
 	}

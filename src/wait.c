@@ -36,7 +36,7 @@ int xsc__reap(struct xsc *x)
 {
 	int n = 0;
 
-	if (x->inflight_uring || (x->inflight_waits && x->ring_open)) {
+	if (xsc__ring_reapable(x)) {
 		n += xsc__uring_reap(x);
 		if (x->nback || x->routes_stale) {
 			/* what the reaper gave back: still the reaper, so
@@ -62,7 +62,7 @@ int xsc__reap(struct xsc *x)
  * (with kick), or timeout_ns (< 0: none).  0 or -EINTR. */
 static int block_on(struct xsc *x, uint32_t seen, int64_t timeout_ns, bool kick)
 {
-	bool u = x->inflight_uring > 0 || (x->inflight_waits > 0 && x->ring_open);
+	bool u = xsc__ring_reapable(x);
 	bool w = x->inflight_worker > 0;
 
 	kick |= x->fdw && x->inflight_waits;	/* its thread kicks us */
