@@ -17,6 +17,7 @@
  * Valgrind registration belongs to whoever owns the stack memory
  * (stack.c), not to contexts.
  */
+#include <cpuid.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,11 +47,8 @@ static __attribute__((constructor)) void pkru_probe(void)
 {
 	unsigned a, b, c, d;
 
-	__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0));
-	if (a < 7)
-		return;
-	__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
-	xsc__ctx_pkru = (c >> 4) & 1;	/* OSPKE */
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		xsc__ctx_pkru = (c & bit_OSPKE) != 0;
 }
 
 static uint32_t rdpkru(void)

@@ -8,6 +8,8 @@
  */
 #include "shim.h"
 
+#include <cpuid.h>
+
 /* ---- thread ids -------------------------------------------------------- */
 
 void tp_tid_add(struct xsc_fiber *f)
@@ -82,26 +84,24 @@ void tp_spawn_site(void *site)
 /* The PKRU the thread had at its trapped call, into *pkru: the signal
  * frame's xsave area (standard form) holds it; the handler itself runs
  * with the kernel's default.  Its init state, not in the frame's
- * XSTATE_BV, is 0.  False without protection keys or a frame. */
-static bool frame_pkru(const ucontext_t *uc, uint32_t *pkru)
+ * XSTATE_BV, is 0.  Left as it is without protection keys or a frame. */
+static void frame_pkru(const ucontext_t *uc, uint32_t *pkru)
 {
-	static int off;
+	static unsigned off;
 	const unsigned char *fx = (const unsigned char *)uc->uc_mcontext.fpregs;
 	uint64_t bv;
 
 	if (!xsc__ctx_pkru || !fx)
-		return false;
+		return;
 	if (!off) {
-		unsigned a, b, c, d;
-		__asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0xd), "c"(9));
-		off = (int)b;	/* PKRU's offset in the standard form */
+		unsigned a, c, d;
+		__cpuid_count(0xd, 9, a, off, c, d);	/* PKRU's offset, standard form */
 	}
 	memcpy(&bv, fx + 512, sizeof(bv));	/* XSTATE_BV */
 	if (!(bv & (1u << 9)))
 		*pkru = 0;
 	else
 		memcpy(pkru, fx + off, sizeof(*pkru));
-	return true;
 }
 
 /* A new thread of the program becomes a fiber (see the top of the file). */
