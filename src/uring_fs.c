@@ -82,9 +82,9 @@ static bool open_here(const struct xsc *x, long dfd, long path, long flags,
 	if ((flags & (O_CREAT | O_TRUNC)) || (flags & O_TMPFILE) == O_TMPFILE)
 		return false;
 	if (!xsc__open_may_wait(flags))
-		return where != XSC_HERE_BATCH ? x->hp->here_alone : x->here_ring;
+		return where != XSC_HERE_BATCH ? x->here_alone : x->here_ring;
 	if (where == XSC_HERE_SOLE)
-		return x->hp->here_alone;
+		return x->here_alone;
 	if (!(where == XSC_HERE_ALONE ? x->hp->here_look_alone : x->here_look))
 		return false;
 	if (xsc__sys4(SYS_newfstatat, dfd, path, &st,
