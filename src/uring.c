@@ -399,8 +399,13 @@ long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
 			*rest = true;
 		return res;	/* the caller's own flags or the blocking form */
 	}
-	if (res == -EOPNOTSUPP)
-		return XSC_RESUBMIT;	/* the file has no non-blocking mode */
+	if (res == -EOPNOTSUPP) {
+		/* the file has no non-blocking mode (a FIFO, a tty): the
+		 * blocking form goes to io-wq when poll does not show the
+		 * event it waits for (a FIFO's reader at end of file) */
+		s->mode |= XSC_M_IOWQ;
+		return XSC_RESUBMIT;
+	}
 	if (!write && res > 0 && res < want) {
 		/* A short read.  A pipe or a socket gives what is there, as
 		 * read(2) does; but the non-blocking form stops a regular
@@ -415,13 +420,23 @@ long xsc__nowait_done(struct xsc *x, int id, long res, long want, bool write,
 		    xsc__kind_ask(x, id, res) == XSC_PENDING)
 			return XSC_PENDING;
 		*rest = (k >= 0 ? k : fd_disk(x, fd)) > 0;
+		if (*rest)
+			s->mode |= XSC_M_IOWQ;	/* a file system's blocking read */
 		return res;
 	}
 	if (res != -EAGAIN && !short_write)
 		return res;
-	int nb = xsc__fd_nonblocking(x, (int)x->ent[id].args[0]);
+	int fd = (int)x->ent[id].args[0];
+	int nb = xsc__fd_nonblocking(x, fd);
 	if (nb != 0)
 		return res;	/* O_NONBLOCK: exactly the synchronous answer */
+	/* A regular file's write the non-blocking form refused (ext4's
+	 * buffered writes) runs in io-wq; a read is asked of the kind only
+	 * where it is known: one that waits for the disk completes from the
+	 * page cache's callback on most file systems, and a pipe's or a
+	 * socket's wait would pay a statx here. */
+	if ((write ? fd_disk(x, fd) : xsc__fdkind_get(fd)) > 0)
+		s->mode |= XSC_M_IOWQ;
 	if (res == -EAGAIN) {
 		s->mode |= XSC_M_AGAIN;
 		return XSC_RESUBMIT;

@@ -35,6 +35,8 @@
 			   with an IORING_OP_STATX (slot.acc: the count) */
 #define XSC_M_RECV  32	/* a read of a descriptor last seen to be a socket,
 			   in as IORING_OP_RECV (uring_rw.c, sockhint) */
+#define XSC_M_IOWQ  64	/* the blocking form may run in io_uring's workers:
+			   it goes in fenced (xsc__fence) */
 
 /* Multi-calls (multicall_uring.c) own every SQE whose user_data has bit
  * 63 set; the reaper hands their CQEs to the module (struct xsc_mc_ops). */
@@ -90,6 +92,22 @@ static inline struct io_uring_sqe *xsc__sqe(struct xsc *x, int id, int part)
 	return sqe;
 }
 int xsc__uring_submit(struct xsc *x);
+/* A request that io_uring's workers (io-wq) run posts its CQE before it
+ * lets go of its file: the worker drops its reference afterwards, and the
+ * request, with the file's, is freed in the submitter's task work, at
+ * its next io_uring_enter when the CQE was reaped first.  A close(2)
+ * right after such a call did not release the file then: a FIFO's reader
+ * stayed (ENXIO not given to a writer's open), a flock(2) stayed held.
+ * Behind an SQE that may run there, part 1 is a NOP hardlinked to it: the
+ * kernel issues the NOP only once the request is freed (its file put),
+ * and the entry completes with the NOP's CQE.  Its result stays part 0's.
+ * The caller made room for both parts (XSC_MAX_PARTS).  Returns 2. */
+static inline int xsc__fence(struct xsc *x, int id, struct io_uring_sqe *sqe)
+{
+	sqe->flags |= IOSQE_IO_HARDLINK;
+	io_uring_prep_nop(xsc__sqe(x, id, 1));
+	return 2;
+}
 /* SQPOLL: waits until the poller has let go of the files of every
  * request whose CQE was posted so far (before a close). */
 void xsc__sqpoll_barrier(struct xsc *x);

@@ -171,17 +171,22 @@ long xsc__done_close(struct xsc *x, int id)
 	return x->sqpoll || res == -EBADF ? XSC_RETRY_SYNC : res;
 }
 
+/* fsync, sync_file_range, fallocate and ftruncate always run in io-wq:
+ * fenced (uring.h xsc__fence), so a close after them releases the file. */
 int xsc__prep_fsync(struct xsc *x, int id)
 {
-	io_uring_prep_fsync(xsc__sqe(x, id, 0), FD(A(x, id)[0]), 0);
-	return 1;
+	struct io_uring_sqe *sqe = xsc__sqe(x, id, 0);
+
+	io_uring_prep_fsync(sqe, FD(A(x, id)[0]), 0);
+	return xsc__fence(x, id, sqe);
 }
 
 int xsc__prep_fdatasync(struct xsc *x, int id)
 {
-	io_uring_prep_fsync(xsc__sqe(x, id, 0), FD(A(x, id)[0]),
-			    IORING_FSYNC_DATASYNC);
-	return 1;
+	struct io_uring_sqe *sqe = xsc__sqe(x, id, 0);
+
+	io_uring_prep_fsync(sqe, FD(A(x, id)[0]), IORING_FSYNC_DATASYNC);
+	return xsc__fence(x, id, sqe);
 }
 
 int xsc__prep_sync_file_range(struct xsc *x, int id)
@@ -195,7 +200,7 @@ int xsc__prep_sync_file_range(struct xsc *x, int id)
 	io_uring_prep_rw(IORING_OP_SYNC_FILE_RANGE, sqe, FD(a[0]), NULL,
 			 (unsigned)a[2], a[1]);
 	sqe->sync_range_flags = (unsigned)a[3];
-	return 1;
+	return xsc__fence(x, id, sqe);
 }
 
 int xsc__prep_fallocate(struct xsc *x, int id)
@@ -203,8 +208,10 @@ int xsc__prep_fallocate(struct xsc *x, int id)
 	const int64_t *a = A(x, id);
 	if (!FITS_U32(a[1]))
 		return 0;
-	io_uring_prep_fallocate(xsc__sqe(x, id, 0), FD(a[0]), (int)a[1], a[2], a[3]);
-	return 1;
+	struct io_uring_sqe *sqe = xsc__sqe(x, id, 0);
+
+	io_uring_prep_fallocate(sqe, FD(a[0]), (int)a[1], a[2], a[3]);
+	return xsc__fence(x, id, sqe);
 }
 
 int xsc__prep_fadvise64(struct xsc *x, int id)
@@ -233,9 +240,10 @@ int xsc__prep_ftruncate(struct xsc *x, int id)
 	const int64_t *a = A(x, id);
 	if (a[1] < 0)
 		return 0;
-	io_uring_prep_rw(XSC_OP_FTRUNCATE, xsc__sqe(x, id, 0), FD(a[0]), NULL, 0,
-			 a[1]);
-	return 1;
+	struct io_uring_sqe *sqe = xsc__sqe(x, id, 0);
+
+	io_uring_prep_rw(XSC_OP_FTRUNCATE, sqe, FD(a[0]), NULL, 0, a[1]);
+	return xsc__fence(x, id, sqe);
 }
 
 int xsc__prep_statx(struct xsc *x, int id)

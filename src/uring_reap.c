@@ -58,7 +58,7 @@ static enum xsc_verdict finish_slow(struct xsc *x, int id)
 	if (ret == XSC_RESUBMIT && !x->have_ring)
 		ret = XSC_RETRY_SYNC;	/* the ring was lost: nothing ran yet */
 	if (ret == XSC_RESUBMIT) {
-		s->mode = XSC_M_BLOCK | (s->mode & XSC_M_AGAIN);
+		s->mode = XSC_M_BLOCK | (s->mode & (XSC_M_AGAIN | XSC_M_IOWQ));
 		int parts = xsc__sq_room(x, XSC_MAX_PARTS) ? d->uring.prep(x, id) : 0;
 		if (parts > 0) {
 			s->parts = (uint8_t)parts;
@@ -115,9 +115,10 @@ int xsc__uring_reap(struct xsc *x)
 		}
 		int id = (int)(ud >> 2);
 		struct xsc_slot *s = slot_of(x, id);
-		if (s->parts == 1 && x->quick[x->ent[id].sysno]) {
+		if (s->parts == 1 && !(ud & 3) && x->quick[x->ent[id].sysno]) {
 			/* its only CQE is the result (probe.c's quick): no
-			 * part bookkeeping, no done function to look up */
+			 * part bookkeeping, no done function to look up; not
+			 * a fence's NOP (uring.h xsc__fence), part 1 */
 			s->parts = 0;
 			x->inflight_uring--;
 			xsc__complete_inl(x, id, user_res(cqe->res));

@@ -44,6 +44,8 @@ static int rw(struct xsc *x, int id, int op, long fd, long buf, long len,
 	sqe = xsc__sqe(x, id, 0);
 	io_uring_prep_rw(op, sqe, (int)fd, (void *)buf, (unsigned)len, off);
 	sqe->rw_flags = rwflags;
+	if (slot_of(x, id)->mode & XSC_M_IOWQ)
+		return xsc__fence(x, id, sqe);	/* the blocking form, from io-wq */
 	return 1;
 }
 
@@ -379,7 +381,7 @@ static long rest_next(struct xsc *x, int id)
 	n = rest_window(x, id, &w, s->acc);
 	if (n <= 0)
 		return s->acc;	/* all written, or the rest faults: the count */
-	if (!xsc__sq_room(x, 1))
+	if (!xsc__sq_room(x, XSC_MAX_PARTS))
 		return s->acc;	/* the ring is lost, or refuses more: the count */
 	ax->rest.mh = (struct msghdr){ .msg_iov = ax->rest.v,
 					.msg_iovlen = (size_t)n };
@@ -394,6 +396,8 @@ static long rest_next(struct xsc *x, int id)
 		sqe->rw_flags = w.flags;
 	}
 	s->parts = 1;
+	if (!w.sock && (s->mode & XSC_M_IOWQ))
+		s->parts = (uint8_t)xsc__fence(x, id, sqe);
 	return XSC_PENDING;
 }
 
@@ -443,7 +447,7 @@ long xsc__rest_start(struct xsc *x, int id, long written)
 {
 	struct xsc_slot *s = slot_of(x, id);
 
-	s->mode = XSC_M_BLOCK | XSC_M_REST;
+	s->mode = XSC_M_BLOCK | XSC_M_REST | (s->mode & XSC_M_IOWQ);
 	s->acc = written;
 	return rest_next(x, id);
 }
