@@ -32,7 +32,11 @@
 #     each thread is the only one of its vcpu, and its 4,000 reads and
 #     writes, each of which may wait for the other, are made by itself
 #     (tp_sigread checks that a signal ends such a wait as natively);
-#     none where a system call costs more than one posted alone.
+#     none where a system call costs more than one posted alone;
+#   - `tp_direct live`: a thread's 3,000 non-blocking reads, made alone,
+#     appear in -v's line for that thread, which is still alive when
+#     the process exits (a server that SIGTERM ends never joins its
+#     threads, and -v named only the exiting thread and the ended ones).
 # Exit 0 pass, 1 fail, 77 skip.
 # xsc-test: timeout=300
 set -u
@@ -153,6 +157,17 @@ fi
 if run auto-transfer-dear env XSC_HOST_PROFILE="$tmp/dear" XSC_THREADS=2 taskset -c 0,1; then
 	s=$(way "$tmp/auto-transfer-dear.err" sole)
 	[ "$s" -eq 0 ] || bad "auto, transfers, a system call dearer than one posted alone: $s by the only thread (want 0)"
+fi
+targs=live
+"$prog" live >"$tmp/nativelive.out" || { echo "FAIL: natively, live: exit $?"; cat "$tmp/nativelive.out"; exit 1; }
+if run live env XSC_BACKEND=uring XSC_THREADS=1 taskset -c 0; then
+	# made alone, or batched (the first, while main was still runnable)
+	n=$(grep "xsc run: thread [0-9]*: " "$tmp/live.err" |
+		sed 's/.*cannot wait for a peer: \([0-9]*\) made alone, \([0-9]*\) posted with.*/\1 + \2/' |
+		while read -r e; do echo $((e)); done | sort -n | tail -1)
+	[ "${n:-0}" -ge 3000 ] ||
+		bad "live: no thread's line with its 3,000 reads (most: ${n:-none})"
+	echo "live: the reader's line: ${n:-none} reads made alone or batched"
 fi
 targs=""
 

@@ -1,8 +1,8 @@
 /*
  * ways.c - transparent mode, `xsc run -v`: which way the program's calls
  * went (posted, or made by the caller) and why, for the process and for
- * the threads that made most calls (the runtime counts them per fiber
- * and per vcpu: enum xsc_way, sched/syscalls.c).
+ * the threads that made most calls, ended or not (the runtime counts
+ * them per fiber and per vcpu: enum xsc_way, sched/syscalls.c).
  */
 #include "shim.h"
 
@@ -66,15 +66,19 @@ static void line(const char *who, const uint64_t *w)
 		 (unsigned long)w[XSC_WAY_CALLER]);
 }
 
-/* all: the process's counts (stats.c, summed over the vcpus) */
+/* all: the process's counts (stats.c, summed over the vcpus).  The
+ * threads still there count too: the one that exits, and those a process
+ * ends without joining (a server that a signal ends), whose counts
+ * another vcpu may still be adding to (they are counts, read once). */
 void tp_ways_report(const uint64_t *all)
 {
-	struct xsc_vcpu *v = xsc__vcpu();
 	const struct xsc_hostprof *hp = xsc__rt.n ? xsc__rt.v[0].x->hp : NULL;
 	char who[48];
 
-	if (v && v->cur)	/* the thread that exits */
-		keep(v->cur->vtid, v->cur->way);
+	xsc__spin_lock(&xsc__fibers.lock);
+	for (struct xsc_fiber *f = xsc__fibers.head; f; f = f->all_next)
+		keep(f->vtid, f->way);
+	xsc__spin_unlock(&xsc__fibers.lock);
 	line("the threads' calls", all);
 	if (hp)
 		xsc__say("xsc run: a call that cannot wait for a peer (on a non-blocking "

@@ -34,7 +34,12 @@
  *             byte back and forth 1,000 times through blocking pipes,
  *             then through a blocking socket pair: each read waits for
  *             the other thread (t_direct.sh: each thread alone on its
- *             vcpu makes them itself).
+ *             vcpu makes them itself);
+ *   live      (only, with the argument "live") a second thread reads an
+ *             empty non-blocking pipe 3,000 times (EAGAIN), then waits in
+ *             a read that never ends; the process exits with it alive, as
+ *             a server that a signal ends does (t_direct.sh: `xsc run -v`
+ *             counts its calls all the same).
  * Prints one line per case; exit 0.  t_transparent compares the output
  * with the native run's, t_direct.sh also which way the calls went.
  */
@@ -416,6 +421,35 @@ static void sleepers(void)
 	printf("sleeper %s\n", late > 4 ? "late" : "ok");
 }
 
+#define LIVE_READS 3000
+static int live_nb[2], live_told[2], live_never[2];
+
+static void *live_reader(void *arg)
+{
+	char c;
+	int again = 0;
+
+	(void)arg;
+	for (int i = 0; i < LIVE_READS; i++)
+		again += read(live_nb[0], &c, 1) == -1 && errno == EAGAIN;
+	if (write(live_told[1], &again, sizeof(again)) != sizeof(again))
+		return NULL;
+	return (void *)(long)read(live_never[0], &c, 1);	/* never returns */
+}
+
+static void live(void)
+{
+	pthread_t t;
+	int again = -1;
+
+	check("pipe2", pipe2(live_nb, O_NONBLOCK) == 0);
+	check("pipe", pipe(live_told) == 0 && pipe(live_never) == 0);
+	pthread_create(&t, NULL, live_reader, NULL);
+	check("told", read(live_told[0], &again, sizeof(again)) == sizeof(again));
+	printf("live: %d of %d reads of an empty pipe gave EAGAIN\n", again, LIVE_READS);
+	fails += again != LIVE_READS;
+}
+
 static void *nothing(void *arg)
 {
 	return arg;
@@ -436,6 +470,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "sleeper")) {
 		sleepers();
 		return fails ? 1 : 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "live")) {
+		live();
+		return fails ? 1 : 0;	/* its reader still waits */
 	}
 	if (argc > 1 && !strcmp(argv[1], "transfer")) {
 		round_trips("blocking pipes", false);
