@@ -31,13 +31,15 @@ static void keep(int vtid, const uint32_t *way)
 	if (!sum)
 		return;
 	xsc__spin_lock(&top.lock);
-	if (top.n < NTOP) {
+	for (int i = 0; i < top.n && at < 0; i++)
+		if (top.t[i].vtid == vtid)
+			at = i;	/* counted at its end, and alive at exit */
+	if (at < 0 && top.n < NTOP)
 		at = top.n++;
-	} else {
+	else if (at < 0)
 		for (int i = 0; i < NTOP; i++)
 			if (top.t[i].sum < sum && (at < 0 || top.t[i].sum < top.t[at].sum))
 				at = i;
-	}
 	if (at >= 0) {
 		top.t[at].vtid = vtid;
 		top.t[at].sum = sum;
