@@ -522,8 +522,11 @@ int xsc__worker_wait(struct xsc *x, uint32_t seen, int64_t timeout_ns)
 	 * the rest (FlexSC 3.5) */
 	if (queued(w) && atomic_load(&w->idle) == 0)
 		spawn(w);
-	/* bounded, so a growing backlog is re-checked */
-	if (timeout_ns < 0 || timeout_ns > 10 * 1000000)
+	/* bounded while calls wait for a worker, so a backlog behind
+	 * blocked workers is re-checked; none waiting, none can come while
+	 * the owner, who alone queues them, sleeps here (an idle vcpu woke
+	 * every 10 ms, tp_idle) */
+	if (queued(w) && (timeout_ns < 0 || timeout_ns > 10 * 1000000))
 		timeout_ns = 10 * 1000000;
 	ret = xsc__futex_wait_kick(x, seen, timeout_ns);
 	return ret == -EINTR ? -EINTR : 0;
