@@ -209,6 +209,9 @@ struct xsc_rt {
 	_Atomic int stop;
 	_Atomic int closing;		/* xsc_main failed to start: CLOSE_* */
 	_Atomic int nidle;
+	_Atomic uint32_t wd_asleep;	/* the watchdog waits for a vcpu to
+					   leave idle (preload/signals/preempt.c):
+					   the one that does wakes it */
 	_Atomic unsigned sandbox_gen;	/* sandbox changes made (sandbox.c) */
 	bool quiet;			/* every handle opened quiet (a forked child) */
 	_Atomic unsigned rr;		/* round robin for new fibers */

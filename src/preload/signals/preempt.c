@@ -1,9 +1,10 @@
 /*
- * preempt.c - transparent mode: the watchdog thread.  Each tick it
- * preempts a fiber that ran program code for a whole tick without a
- * call (SIGURG with a cookie, switched out from inside the handler:
- * tp_preempt), asks one that calls without switching to yield, and
- * hands over process signals every vcpu's fiber blocks (handover.c).
+ * preempt.c - transparent mode: the watchdog thread (xsc-watchdog).
+ * Each tick it preempts a fiber that ran program code for a whole tick
+ * without a call (SIGURG with a cookie, switched out from inside the
+ * handler: tp_preempt), asks one that calls without switching to yield,
+ * and hands over process signals every vcpu's fiber blocks (handover.c);
+ * while every vcpu is idle it sleeps.
  *
  * Rules: only program code is preempted: not the runtime, a handler or
  * a vfork child; a SIGURG without the cookie is the program's own.
@@ -62,6 +63,29 @@ bool tp_preempt(struct xsc_vcpu *v, siginfo_t *si, ucontext_t *uc)
 	return true;
 }
 
+/* Every vcpu idle, every fiber parked: nothing to preempt, and a
+ * process signal reaches a sleeping vcpu, whose mask takes what any
+ * thread takes (tp_idlemask).  The watchdog then waits until a vcpu
+ * leaves idle (sched/loop.c idle() wakes it), or 1 s: an idle server
+ * woke it 100 times a second (tp_idle).  True if it slept. */
+static bool sleep_while_idle(void)
+{
+	static const struct timespec most = { 1, 0 };
+
+	if (atomic_load(&xsc__rt.nidle) < xsc__rt.n)
+		return false;
+	atomic_store(&xsc__rt.wd_asleep, 1);
+	/* seq_cst with idle()'s: it sees us asleep, or we see it busy */
+	if (atomic_load(&xsc__rt.nidle) < xsc__rt.n) {
+		atomic_store(&xsc__rt.wd_asleep, 0);
+		return false;
+	}
+	xsc__sys6(SYS_futex, (long)&xsc__rt.wd_asleep, FUTEX_WAIT_PRIVATE, 1,
+		  (long)&most, 0, 0);
+	atomic_store(&xsc__rt.wd_asleep, 0);
+	return true;
+}
+
 static void *watchdog(void *arg)
 {
 	struct { uint64_t switches; struct xsc_fiber *cur; } seen[256] = { { 0, NULL } };
@@ -69,6 +93,8 @@ static void *watchdog(void *arg)
 	long pid = xsc__sys0(SYS_getpid);
 
 	(void)arg;
+	/* named, for top -H and ps -L (and tp_idle) */
+	xsc__sys2(SYS_prctl, PR_SET_NAME, (long)"xsc-watchdog");
 	atomic_store(&tp.wd_tid, (int)xsc__sys0(SYS_gettid));
 	for (;;) {
 		xsc__sys4(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &tick, 0);
@@ -93,6 +119,8 @@ static void *watchdog(void *arg)
 			seen[i].cur = cur;
 		}
 		tp_hand_pending();
+		if (sleep_while_idle())	/* a tick's look spans the sleep no more */
+			memset(seen, 0, sizeof(seen));
 	}
 	return NULL;
 }
