@@ -173,6 +173,10 @@ static void run(struct wthread *t, int id)
 	/* a canceller that still reads k + 1 finds no RUN(id) on thread k */
 	atomic_store_explicit(&s->worker, 0, memory_order_relaxed);
 	e->ret = ret;
+	/* idle again before the owner can see the result: its next call,
+	 * made at once, finds this thread free rather than spawning another
+	 * (t_spin's one worker was two once, in a loaded make test) */
+	atomic_fetch_add(&t->w->idle, 1);
 	st_set(e, XSC_DONE);	/* pairs with st_get() in the owner */
 
 	struct xsc_workers *w = t->w;
@@ -213,8 +217,7 @@ static void loop(struct wthread *t)
 			if (__builtin_expect(t->own != atomic_load(&w->x->own_gen), 0))
 				xsc__creds_own_apply(w->x, &t->own);
 			atomic_fetch_sub(&w->idle, 1);
-			run(t, id);
-			atomic_fetch_add(&w->idle, 1);
+			run(t, id);	/* which counts it idle again */
 			continue;
 		}
 		int64_t end = xsc__now() + w->x->cfg.spin_ns;
