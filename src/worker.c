@@ -161,6 +161,7 @@ static void run(struct wthread *t, int id)
 	uint32_t me = RUN(id);
 	long ret;
 
+	atomic_fetch_sub(&t->w->idle, 1);	/* busy until its result is out */
 	/* Both seq_cst, in this order: a canceller that finds the thread in
 	 * the slot finds the run in t->run unless the run is over.  The
 	 * second store is this side of the Dekker handshake with
@@ -216,8 +217,7 @@ static void loop(struct wthread *t)
 			/* ... or a raw change of its own (a vcpu's) */
 			if (__builtin_expect(t->own != atomic_load(&w->x->own_gen), 0))
 				xsc__creds_own_apply(w->x, &t->own);
-			atomic_fetch_sub(&w->idle, 1);
-			run(t, id);	/* which counts it idle again */
+			run(t, id);
 			continue;
 		}
 		int64_t end = xsc__now() + w->x->cfg.spin_ns;
