@@ -95,6 +95,8 @@ struct io_uring_sqe *xsc__sqe_slow(struct xsc *x, int id, int part)
 	}
 	io_uring_sqe_set_data64(sqe, ((uint64_t)id << 2) | (unsigned)part);
 	x->sq_ready++;
+	if (!part)
+		x->slot[id].res[1] = 0;	/* see xsc__sqe */
 	return sqe;
 }
 

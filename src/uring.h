@@ -89,6 +89,11 @@ static inline struct io_uring_sqe *xsc__sqe(struct xsc *x, int id, int part)
 	sq->sqe_tail = next;
 	sqe->user_data = ((uint64_t)id << 2) | (unsigned)part;
 	x->sq_ready++;
+	/* part 1's result is the last call's until its own CQE: a timed
+	 * wait's -ETIME made an endless one in the same slot, canceled by a
+	 * signal, return 0 (tp_sole) */
+	if (!part)
+		x->slot[id].res[1] = 0;
 	return sqe;
 }
 int xsc__uring_submit(struct xsc *x);
