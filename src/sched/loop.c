@@ -163,8 +163,14 @@ static void idle(struct xsc_vcpu *v)
 		xsc__idle_wait(v->x, seen, -1);	/* timeouts are entries too */
 	atomic_fetch_sub(&xsc__rt.nidle, 1);
 	atomic_store(&v->idle, 0);
-	/* seq_cst with the watchdog's: it saw this vcpu busy, or we see it
-	 * asleep */
+	xsc__rt_busy();
+}
+
+/* A vcpu left idle or a whole wait: a sleeping watchdog is woken.
+ * seq_cst with the watchdog's: it saw this vcpu busy, or we see it
+ * asleep. */
+void xsc__rt_busy(void)
+{
 	if (atomic_load(&xsc__rt.wd_asleep) && atomic_exchange(&xsc__rt.wd_asleep, 0))
 		xsc__sys6(SYS_futex, (long)&xsc__rt.wd_asleep, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }

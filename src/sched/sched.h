@@ -212,6 +212,8 @@ struct xsc_rt {
 	_Atomic uint32_t wd_asleep;	/* the watchdog waits for a vcpu to
 					   leave idle (preload/signals/preempt.c):
 					   the one that does wakes it */
+	_Atomic int nwaiting;		/* vcpus whose only fiber waits whole
+					   in the kernel (syscalls.c wait_whole) */
 	_Atomic unsigned sandbox_gen;	/* sandbox changes made (sandbox.c) */
 	bool quiet;			/* every handle opened quiet (a forked child) */
 	_Atomic unsigned rr;		/* round robin for new fibers */
@@ -274,6 +276,7 @@ static inline int *xsc__errno_now(void)
 /* v's fiber is about to block v in a call run in the caller: an idle
  * vcpu steals v's new fibers first (queue.c). */
 void xsc__rt_may_block(struct xsc_vcpu *v);
+void xsc__rt_busy(void);	/* left idle or a whole wait (loop.c) */
 /* 64 calls of v's fiber without a switch: flush, reap, and yield if that
  * readied a fiber (syscalls.c) */
 void xsc__rt_call_tick(struct xsc_vcpu *v);

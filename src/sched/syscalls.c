@@ -216,12 +216,12 @@ static bool disk_only(const struct xsc *x, const struct xsc_fiber *f,
  * or v is the only vcpu, so that no other fiber runs to wake one, and the
  * extension says its signals cannot either.  until NULL: the first form
  * alone, for a wait with no end (another fiber's timed wait on the only
- * vcpu could end meanwhile, which sole_wait's slices allow for).  For a
- * wait in slices (until set), the calls in flight may be sleeps whose
- * end is known (another fiber's timed wait, a sleeping thread: redis's
- * housekeeping thread), at least a slice away: *until
- * is then the earliest end, which the slices stop before, else -1. */
-#define SLICE_MIN_NS 1000000	/* a slice is whole milliseconds */
+ * vcpu could end meanwhile, which sole_wait's bound allows for).  For a
+ * wait sole_wait bounds (until set), the calls in flight may be sleeps
+ * whose end is known (another fiber's timed wait, a sleeping thread:
+ * redis's housekeeping thread), at least a millisecond away: *until is
+ * then the earliest end, which the wait stops before, else -1. */
+#define SLICE_MIN_NS 1000000	/* a bound is whole milliseconds */
 
 /* The time, read once: *now, or 0 before. */
 static int64_t now_once(int64_t *now)
@@ -249,43 +249,69 @@ static bool sole(const struct xsc_vcpu *v, struct xsc_fiber *f, int64_t *until, 
 		xsc__ext->may_wait(f));
 }
 
-/* The wait, in the caller, in slices of at most 10 ms.  A signal taken
- * by its kernel thread ends a slice with EINTR; one whose handler ran
- * elsewhere (a process signal the extension hands to the thread the
- * kernel would have chosen) was not this thread's, and the wait goes on.
- * A signal sent to the thread as a fiber (pthread_kill: recorded for it,
- * not sent to this kernel thread) is seen at the end of the slice: the
- * extension runs its handler and says whether the wait ends with EINTR
- * or goes on (ops->call_end, as for a posted call a signal canceled).
- * A slice that ends with time left goes on here, or, when something
- * became runnable on the vcpu meanwhile, the rest is posted (false, with
- * b the wait to post).  Slices that time out return nothing to the
- * program: its wait ends as the kernel's would, with events, at its
- * timeout, or interrupted. */
-#define SLICE_MS 10
+/* The wait, in the caller, whole: until its events, its timeout, or a
+ * signal for f.  A signal taken by its kernel thread ends it with EINTR;
+ * one whose handler ran elsewhere (a process signal the extension hands
+ * to the thread the kernel would have chosen) was not this thread's, and
+ * the wait goes on.  A signal sent to the thread as a fiber (pthread_kill:
+ * recorded for it, not sent to this kernel thread) stops it as it stops
+ * call_sole's (f->here_v, cancel.h): the extension runs its handler and
+ * says whether the wait ends with EINTR or goes on (ops->call_end, as for
+ * a posted call a signal canceled).  Without an extension that stops
+ * such calls (the xsc threads API) no signal is recorded for a fiber.
+ * Sleeps in flight (sole(): *until) bound it: it stops before the
+ * earliest one ends, in whole milliseconds, and goes on, or, when
+ * something became runnable on the vcpu meanwhile, the rest is posted
+ * (false, with b the wait to post).  While it waits its vcpu is held
+ * (no new fiber is placed there) and counts as waiting, so the watchdog
+ * may sleep (preload/signals/preempt.c).  Its ends return nothing to the
+ * program but the kernel's: its wait ends as natively, with events, at
+ * its timeout, or interrupted.  It went in 10 ms slices, which woke an
+ * idle server's vcpu 100 times a second (tp_sole). */
+static long wait_whole(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const long *b,
+		       bool *stopped)
+{
+	bool ext = xsc__ext && xsc__ext->here_stopped;
+	long r = -ECANCELED;
+
+	atomic_store(&v->held, 1);
+	xsc__rt_may_block(v);
+	atomic_store(&f->here_stop, 0);
+	atomic_store(&f->here_v, v);	/* then a look at what is pending */
+	atomic_fetch_add(&xsc__rt.nwaiting, 1);
+	if (!atomic_load(&v->rq_len) && !(ext && xsc__signal_pending(f)))
+		r = ext ? xsc__syscall_cp(&f->here_stop, nr, (const int64_t *)b) :
+			  xsc__call_here(nr, (const int64_t *)b);
+	*stopped = r == -ECANCELED || (r == -EINTR && atomic_load(&f->here_stop));
+	atomic_fetch_sub(&xsc__rt.nwaiting, 1);
+	atomic_store(&f->here_v, NULL);
+	atomic_store(&v->held, 0);
+	xsc__rt_busy();
+	return r;
+}
 
 static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long *r,
 		      long *b, int64_t until, int64_t now)
 {
 	int64_t ms = (int)a[at], end = ms > 0 ? now_once(&now) + ms * 1000000 : 0;
 	int64_t left = ms > 0 ? ms * 1000000 : -1;	/* ns, -1: no end */
-	/* handlers run for f since its call began: one that ran between two
-	 * slices, in user space, interrupted no slice but the program's wait
-	 * all the same (a process signal 30 ms into a 5 s epoll_wait, run
-	 * there, left the wait to its timeout about once in 100 runs under
-	 * load) */
+	/* handlers run for f since its call began: one that ran in user
+	 * space between two parts of the wait interrupted neither, but the
+	 * program's wait all the same (a process signal 30 ms into a 5 s
+	 * epoll_wait, run there, left the wait to its timeout about once in
+	 * 100 runs under load) */
 	uint32_t nsig = f->nsig;
 
 	for (;;) {
 		struct xsc_vcpu *v = xsc__vcpu();	/* a handler's wait may move it */
+		bool stopped;
 
-		b[at] = left >= 0 && left < SLICE_MS * 1000000 ? (left + 999999) / 1000000 : SLICE_MS;
-		if (until >= 0 && (until - now_once(&now)) / SLICE_MIN_NS < b[at])
-			b[at] = (long)((until - now) / SLICE_MIN_NS);	/* may be 0 */
-		xsc__rt_may_block(v);
-		*r = xsc__call_here(nr, (const int64_t *)b);
-		if (*r > 0 || (*r < 0 && *r != -EINTR))
-			return true;
+		b[at] = left >= 0 ? (left + 999999) / 1000000 : ms;
+		if (until >= 0 && (left < 0 || until - now_once(&now) < left))
+			b[at] = (long)((until - now_once(&now)) / SLICE_MIN_NS);	/* may be 0 */
+		*r = wait_whole(v, f, nr, b, &stopped);
+		if (!stopped && *r != -EINTR && *r != 0)
+			return true;	/* 0: a sleep's bound, or its timeout */
 		if (f->nsig != nsig) {
 			*r = -EINTR;	/* a .probe wait is never restarted */
 			return true;
@@ -336,14 +362,17 @@ static long call_sole(struct xsc_fiber *f, long nr, const long *a)
 		xsc__rt_may_block(v);
 		atomic_store(&f->here_stop, 0);
 		atomic_store(&f->here_v, v);	/* then a look at what is pending */
+		atomic_fetch_add(&xsc__rt.nwaiting, 1);	/* as wait_whole's */
 		if (!ext || !xsc__signal_pending(f)) {
 			r = xsc__syscall_cp(&f->here_stop, nr, (const int64_t *)a);
 			/* -EINTR: the extension's signal has a handler of the
 			 * program's without SA_RESTART */
 			stopped = (r == -ECANCELED || r == -EINTR) && atomic_load(&f->here_stop);
 		}
+		atomic_fetch_sub(&xsc__rt.nwaiting, 1);
 		atomic_store(&f->here_v, NULL);
 		atomic_store(&v->held, 0);
+		xsc__rt_busy();
 		if (!stopped)
 			return r;
 		if (ext && xsc__signal_pending(f) && !xsc__ext->here_stopped(f) &&

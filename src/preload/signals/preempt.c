@@ -63,20 +63,27 @@ bool tp_preempt(struct xsc_vcpu *v, siginfo_t *si, ucontext_t *uc)
 	return true;
 }
 
-/* Every vcpu idle, every fiber parked: nothing to preempt, and a
- * process signal reaches a sleeping vcpu, whose mask takes what any
- * thread takes (tp_idlemask).  The watchdog then waits until a vcpu
- * leaves idle (sched/loop.c idle() wakes it), or 1 s: an idle server
- * woke it 100 times a second (tp_idle).  True if it slept. */
+/* Every vcpu idle or in a whole wait, every fiber parked or waiting in
+ * the kernel: nothing to preempt, and a process signal reaches a
+ * sleeping vcpu, whose mask takes what any thread takes (tp_idlemask),
+ * or a waiting fiber's thread, whose mask is the fiber's own.  The
+ * watchdog then waits until a vcpu leaves idle or its wait
+ * (xsc__rt_busy wakes it), or 1 s: an idle server woke it 100 times a
+ * second (tp_idle, tp_sole).  True if it slept. */
+static bool quiet(void)
+{
+	return atomic_load(&xsc__rt.nidle) + atomic_load(&xsc__rt.nwaiting) >= xsc__rt.n;
+}
+
 static bool sleep_while_idle(void)
 {
 	static const struct timespec most = { 1, 0 };
 
-	if (atomic_load(&xsc__rt.nidle) < xsc__rt.n)
+	if (!quiet())
 		return false;
 	atomic_store(&xsc__rt.wd_asleep, 1);
-	/* seq_cst with idle()'s: it sees us asleep, or we see it busy */
-	if (atomic_load(&xsc__rt.nidle) < xsc__rt.n) {
+	/* seq_cst with xsc__rt_busy's: it sees us asleep, or we see it busy */
+	if (!quiet()) {
 		atomic_store(&xsc__rt.wd_asleep, 0);
 		return false;
 	}
