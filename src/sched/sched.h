@@ -210,10 +210,10 @@ struct xsc_rt {
 	_Atomic int closing;		/* xsc_main failed to start: CLOSE_* */
 	_Atomic int nidle;
 	_Atomic uint32_t wd_asleep;	/* the watchdog waits for a vcpu to
-					   leave idle (preload/signals/preempt.c):
-					   the one that does wakes it */
-	_Atomic int nwaiting;		/* vcpus whose only fiber waits whole
-					   in the kernel (syscalls.c wait_whole) */
+					   leave idle or a wait (preload/signals/
+					   preempt.c): the one that does wakes it */
+	_Atomic int nwaiting;		/* vcpus whose only fiber waits in the
+					   kernel (syscalls.c call_held) */
 	_Atomic unsigned sandbox_gen;	/* sandbox changes made (sandbox.c) */
 	bool quiet;			/* every handle opened quiet (a forked child) */
 	_Atomic unsigned rr;		/* round robin for new fibers */

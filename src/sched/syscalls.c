@@ -249,27 +249,17 @@ static bool sole(const struct xsc_vcpu *v, struct xsc_fiber *f, int64_t *until, 
 		xsc__ext->may_wait(f));
 }
 
-/* The wait, in the caller, whole: until its events, its timeout, or a
- * signal for f.  A signal taken by its kernel thread ends it with EINTR;
- * one whose handler ran elsewhere (a process signal the extension hands
- * to the thread the kernel would have chosen) was not this thread's, and
- * the wait goes on.  A signal sent to the thread as a fiber (pthread_kill:
- * recorded for it, not sent to this kernel thread) stops it as it stops
- * call_sole's (f->here_v, cancel.h): the extension runs its handler and
- * says whether the wait ends with EINTR or goes on (ops->call_end, as for
- * a posted call a signal canceled).  Without an extension that stops
- * such calls (the xsc threads API) no signal is recorded for a fiber.
- * Sleeps in flight (sole(): *until) bound it: it stops before the
- * earliest one ends, in whole milliseconds, and goes on, or, when
- * something became runnable on the vcpu meanwhile, the rest is posted
- * (false, with b the wait to post).  While it waits its vcpu is held
- * (no new fiber is placed there) and counts as waiting, so the watchdog
- * may sleep (preload/signals/preempt.c).  Its ends return nothing to the
- * program but the kernel's: its wait ends as natively, with events, at
- * its timeout, or interrupted.  It went in 10 ms slices, which woke an
- * idle server's vcpu 100 times a second (tp_sole). */
-static long wait_whole(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const long *b,
-		       bool *stopped)
+/* Call nr with arguments a in f's kernel thread, where a signal for f
+ * must end it (call_sole, sole_wait): meanwhile v is held (no new fiber
+ * is placed there; one placed just before is taken by an idle vcpu:
+ * xsc__rt_may_block) and counts as waiting (the watchdog may sleep:
+ * preload/signals/preempt.c), and f->here_v lets the extension stop the
+ * call (tp_interrupt, cancel.h).  Not made when a signal for f is
+ * pending, or (ready) a fiber is runnable on v.  *stopped: it was not
+ * made, or the extension stopped it (-ECANCELED before it began, -EINTR
+ * in its wait); else the result is the call's. */
+static long call_held(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const long *a,
+		      bool ready, bool *stopped)
 {
 	bool ext = xsc__ext && xsc__ext->here_stopped;
 	long r = -ECANCELED;
@@ -279,10 +269,13 @@ static long wait_whole(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const l
 	atomic_store(&f->here_stop, 0);
 	atomic_store(&f->here_v, v);	/* then a look at what is pending */
 	atomic_fetch_add(&xsc__rt.nwaiting, 1);
-	if (!atomic_load(&v->rq_len) && !(ext && xsc__signal_pending(f)))
-		r = ext ? xsc__syscall_cp(&f->here_stop, nr, (const int64_t *)b) :
-			  xsc__call_here(nr, (const int64_t *)b);
-	*stopped = r == -ECANCELED || (r == -EINTR && atomic_load(&f->here_stop));
+	*stopped = true;
+	if (!(ready && atomic_load(&v->rq_len)) && !(ext && xsc__signal_pending(f))) {
+		r = xsc__syscall_cp(&f->here_stop, nr, (const int64_t *)a);
+		/* -EINTR: the extension's signal has a handler of the
+		 * program's without SA_RESTART */
+		*stopped = (r == -ECANCELED || r == -EINTR) && atomic_load(&f->here_stop);
+	}
 	atomic_fetch_sub(&xsc__rt.nwaiting, 1);
 	atomic_store(&f->here_v, NULL);
 	atomic_store(&v->held, 0);
@@ -290,6 +283,23 @@ static long wait_whole(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const l
 	return r;
 }
 
+/* The wait, in the caller, whole: until its events, its timeout, or a
+ * signal for f.  A signal taken by its kernel thread ends it with EINTR;
+ * one whose handler ran elsewhere (a process signal the extension hands
+ * to the thread the kernel would have chosen) was not this thread's, and
+ * the wait goes on.  A signal sent to the thread as a fiber (pthread_kill:
+ * recorded for it, not sent to this kernel thread) stops it as it stops
+ * call_sole's (call_held): the extension runs its handler and
+ * says whether the wait ends with EINTR or goes on (ops->call_end, as for
+ * a posted call a signal canceled).  Without an extension that stops
+ * such calls (the xsc threads API) no signal is recorded for a fiber.
+ * Sleeps in flight (sole(): *until) bound it: it stops before the
+ * earliest one ends, in whole milliseconds, and goes on, or, when
+ * something became runnable on the vcpu meanwhile, the rest is posted
+ * (false, with b the wait to post).  Its ends return nothing to the
+ * program but the kernel's: its wait ends as natively, with events, at
+ * its timeout, or interrupted.  It went in 10 ms slices, which woke an
+ * idle server's vcpu 100 times a second (tp_sole). */
 static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long *r,
 		      long *b, int64_t until, int64_t now)
 {
@@ -309,7 +319,7 @@ static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long 
 		b[at] = left >= 0 ? (left + 999999) / 1000000 : ms;
 		if (until >= 0 && (left < 0 || until - now_once(&now) < left))
 			b[at] = (long)((until - now_once(&now)) / SLICE_MIN_NS);	/* may be 0 */
-		*r = wait_whole(v, f, nr, b, &stopped);
+		*r = call_held(v, f, nr, b, true, &stopped);
 		if (!stopped && *r != -EINTR && *r != 0)
 			return true;	/* 0: a sleep's bound, or its timeout */
 		if (f->nsig != nsig) {
@@ -352,27 +362,9 @@ static long call_sole(struct xsc_fiber *f, long nr, const long *a)
 	bool ext = xsc__ext && xsc__ext->here_stopped;
 
 	for (;;) {
-		struct xsc_vcpu *v = xsc__vcpu();
-		bool stopped = true;
-		long r = 0;
+		bool stopped;
+		long r = call_held(xsc__vcpu(), f, nr, a, false, &stopped);
 
-		/* held, then a look at the new fibers (xsc__rt_may_block): one
-		 * placed here before the flag is taken by an idle vcpu */
-		atomic_store(&v->held, 1);
-		xsc__rt_may_block(v);
-		atomic_store(&f->here_stop, 0);
-		atomic_store(&f->here_v, v);	/* then a look at what is pending */
-		atomic_fetch_add(&xsc__rt.nwaiting, 1);	/* as wait_whole's */
-		if (!ext || !xsc__signal_pending(f)) {
-			r = xsc__syscall_cp(&f->here_stop, nr, (const int64_t *)a);
-			/* -EINTR: the extension's signal has a handler of the
-			 * program's without SA_RESTART */
-			stopped = (r == -ECANCELED || r == -EINTR) && atomic_load(&f->here_stop);
-		}
-		atomic_fetch_sub(&xsc__rt.nwaiting, 1);
-		atomic_store(&f->here_v, NULL);
-		atomic_store(&v->held, 0);
-		xsc__rt_busy();
 		if (!stopped)
 			return r;
 		if (ext && xsc__signal_pending(f) && !xsc__ext->here_stopped(f) &&

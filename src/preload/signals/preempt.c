@@ -4,7 +4,8 @@
  * without a call (SIGURG with a cookie, switched out from inside the
  * handler: tp_preempt), asks one that calls without switching to yield,
  * and hands over process signals every vcpu's fiber blocks (handover.c);
- * while every vcpu is idle it sleeps.
+ * while every vcpu is idle, or its only fiber waits in the kernel, it
+ * sleeps.
  *
  * Rules: only program code is preempted: not the runtime, a handler or
  * a vfork child; a SIGURG without the cookie is the program's own.
