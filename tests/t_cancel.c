@@ -144,7 +144,6 @@ static long wait_ms(struct xsc *x, int fd, int ep, int ms, bool cancel, int *id)
 {
 	struct epoll_event ev;
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	long ret;
 
 	*id = ep >= 0 ? xsc_post(x, SYS_epoll_wait, ep, &ev, 1, ms) :
 			xsc_post(x, SYS_poll, &pfd, 1, ms);
@@ -154,8 +153,7 @@ static long wait_ms(struct xsc *x, int fd, int ep, int ms, bool cancel, int *id)
 		return take_within(x, *id, 5.0);
 	usleep(20 * 1000);
 	CHECK_EQ(xsc_cancel(x, *id), 0);
-	ret = take_within(x, *id, 5.0);
-	return ret;
+	return take_within(x, *id, 5.0);
 }
 
 static void after_timeout(struct xsc *x, int p[2])

@@ -1,8 +1,8 @@
 /*
  * tp.h - what the tests/tp programs share: checks that count failures,
  * running a child and capturing what it writes, a start gate for
- * threads, installing a signal handler, a seccomp filter that refuses
- * two calls.  Header-only, every helper static inline (a program takes
+ * threads, this process's threads' names and context switches,
+ * installing a signal handler, a seccomp filter that refuses two calls.  Header-only, every helper static inline (a program takes
  * what it uses): each program stays one plain libc + pthreads source,
  * built without the project's flags or headers (tests/tp/CMakeLists.txt).
  *
@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +196,47 @@ static inline void tp_nap(long ms)
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
+}
+
+/* ---- this process's threads ------------------------------------------- */
+
+/* The Name of thread tid (an entry of /proc/self/task) in name, cap
+ * bytes: true if its status file could be read. */
+static inline bool tp_thread_name(const char *tid, char *name, size_t cap)
+{
+	char path[300], line[128];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%s/status", tid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (cap && !strncmp(line, "Name:\t", 6)) {
+			size_t n = strcspn(line + 6, "\n");	/* cut to cap */
+			n = n < cap ? n : cap - 1;
+			memcpy(name, line + 6, n);
+			name[n] = 0;
+			found = true;
+		}
+	fclose(f);
+	return found;
+}
+
+/* The voluntary context switches in a thread's status file kept open
+ * (fd: read again from its start, so that counting them makes no other
+ * call), or -1. */
+static inline long tp_switches(int fd)
+{
+	static const char key[] = "\nvoluntary_ctxt_switches:";
+	char buf[4096], *at;
+	ssize_t len = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (len <= 0)
+		return -1;
+	buf[len] = 0;
+	at = strstr(buf, key);
+	return at ? atol(at + sizeof(key) - 1) : -1;
 }
 
 /* ---- signals and seccomp ----------------------------------------------- */

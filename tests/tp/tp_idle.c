@@ -15,7 +15,8 @@
  * thread: tp_sole).
  * Prints what it saw; exit 0 on success, 1 on a failed check.
  */
-#define _GNU_SOURCE
+#include "tp.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -44,7 +45,7 @@ static void *waiter(void *arg)
  * Found before the idle second: under `xsc run` every read of a /proc
  * file wakes the watchdog (the reading thread's vcpu leaves idle), and a
  * second search through every thread's files after it counted 13 wakes
- * in a loaded run; the count reads the kept file alone. */
+ * in a loaded run; the count reads the kept file alone (tp_switches). */
 static int watchdog_status(void)
 {
 	DIR *d = opendir("/proc/self/task");
@@ -52,35 +53,17 @@ static int watchdog_status(void)
 	int fd = -1;
 
 	for (; d && fd < 0 && (e = readdir(d)) != NULL;) {
-		char path[300], line[128];
-		bool named = false;
-		FILE *f;
+		char path[300], name[32];
 
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
-		if (e->d_name[0] == '.' || !(f = fopen(path, "r")))
+		if (e->d_name[0] == '.' || !tp_thread_name(e->d_name, name, sizeof(name)) ||
+		    strcmp(name, "xsc-watchdog"))
 			continue;
-		while (fgets(line, sizeof(line), f))
-			named |= !strcmp(line, "Name:\txsc-watchdog\n");
-		fclose(f);
-		if (named)
-			fd = open(path, O_RDONLY | O_CLOEXEC);
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
 	}
 	if (d)
 		closedir(d);
 	return fd;
-}
-
-/* The voluntary context switches in status file fd, or -1. */
-static long switches(int fd)
-{
-	char buf[4096], *at;
-	ssize_t len = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
-
-	if (len <= 0)
-		return -1;
-	buf[len] = 0;
-	at = strstr(buf, "\nvoluntary_ctxt_switches:");
-	return at ? atol(at + strlen("\nvoluntary_ctxt_switches:")) : -1;
 }
 
 static void *spinner(void *arg)
@@ -108,9 +91,9 @@ int main(void)
 	usleep(100000);	/* they wait */
 	/* and the main thread sleeps */
 	int wd = watchdog_status();
-	long a = switches(wd);
+	long a = tp_switches(wd);
 	sleep(1);
-	long b = switches(wd);
+	long b = tp_switches(wd);
 	if (wd >= 0)
 		close(wd);
 	if (a >= 0 && b - a > MAX_WAKES) {

@@ -76,17 +76,13 @@ static int watch(struct task *t, int max)
 	int n = 0;
 
 	while (d && n < max && (e = readdir(d)) != NULL) {
-		char path[300], line[128];
+		char path[300];
 		struct task *k = &t[n];
 		FILE *f;
 
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
-		if (e->d_name[0] == '.' || !(f = fopen(path, "r")))
+		if (e->d_name[0] == '.' || !tp_thread_name(e->d_name, k->name, sizeof(k->name)))
 			continue;
-		k->name[0] = k->wchan[0] = 0;
-		while (fgets(line, sizeof(line), f))
-			sscanf(line, "Name: %31s", k->name);
-		fclose(f);
+		k->wchan[0] = 0;
 		snprintf(path, sizeof(path), "/proc/self/task/%s/wchan", e->d_name);
 		if ((f = fopen(path, "r")) != NULL) {
 			if (!fgets(k->wchan, sizeof(k->wchan), f))
@@ -105,19 +101,6 @@ static int watch(struct task *t, int max)
 	return n;
 }
 
-/* The voluntary context switches in status file fd, or -1. */
-static long switches(int fd)
-{
-	char buf[4096], *at;
-	ssize_t len = pread(fd, buf, sizeof(buf) - 1, 0);
-
-	if (len <= 0)
-		return -1;
-	buf[len] = 0;
-	at = strstr(buf, "\nvoluntary_ctxt_switches:");
-	return at ? atol(at + strlen("\nvoluntary_ctxt_switches:")) : -1;
-}
-
 /* Main sleeps for 1 s while the waiter waits: the wakes of the waiting
  * threads and the watchdog, at most MAX_WAKES; said as "what: quiet". */
 static void idle_second(const char *what)
@@ -129,10 +112,10 @@ static void idle_second(const char *what)
 	tp_nap(200);	/* it waits */
 	n = watch(t, 64);
 	for (int i = 0; i < n; i++)
-		t[i].sw = switches(t[i].fd);
+		t[i].sw = tp_switches(t[i].fd);
 	sleep(1);
 	for (int i = 0; i < n; i++)
-		w += (t[i].sw = switches(t[i].fd) - t[i].sw);
+		w += (t[i].sw = tp_switches(t[i].fd) - t[i].sw);
 	/* none found: wchan unreadable here, and no watchdog (natively) */
 	if (!n)
 		fprintf(stderr, "%s: no waiting thread found to count\n", what);
