@@ -44,6 +44,19 @@ printf '%s\n' "null_syscall_ns 1100" "posted_batch1_ns 1250" "posted_batch32_ns 
 	"posted_async_batch32_ns 400" "tls_switch_ns 1100" "thread_switch_ns 4000" \
 	"cross_core_wake_ns 30000" "xsave_bytes 2696" "xsavec 1" >"$dear"
 
+# show_log LOG: a failed test's log as CI keeps it, a part only: the
+# first lines that say FAIL (a long log's failure may lie far above its
+# end: t_httpd runs eleven servers), then the last 20 lines.
+show_log() {
+	local first
+	first=$(grep -n -m 1 -E '(^|[^A-Za-z])(FAIL|fail:|not ok)' "$1" | cut -d: -f1)
+	if [ -n "$first" ] && [ "$first" -lt $(($(wc -l <"$1") - 20)) ]; then
+		sed -n "$((first > 3 ? first - 3 : 1)),$((first + 12))p" "$1" | sed 's/^/     | /'
+		echo "     | [...]"
+	fi
+	tail -n 20 "$1" | sed 's/^/     | /'
+}
+
 run_one() { # run_one LABEL TIMEOUT CMD...
 	local label=$1 tmo=$2; shift 2
 	local log=$logdir/${label//[\/ =]/_}.log t0=$SECONDS rc
@@ -52,8 +65,8 @@ run_one() { # run_one LABEL TIMEOUT CMD...
 	case $rc in
 	0) pass=$((pass + 1)); printf 'PASS %-40s %3ss\n' "$label" $((SECONDS - t0)) ;;
 	77) skip=$((skip + 1)); printf 'SKIP %-40s %s\n' "$label" "$(tail -n 1 "$log")" ;;
-	124|137) fail=$((fail + 1)); failed+=("$label"); printf 'FAIL %-40s timeout after %ss\n' "$label" "$tmo"; tail -n 20 "$log" | sed 's/^/     | /' ;;
-	*) fail=$((fail + 1)); failed+=("$label"); printf 'FAIL %-40s exit %s\n' "$label" "$rc"; tail -n 20 "$log" | sed 's/^/     | /' ;;
+	124|137) fail=$((fail + 1)); failed+=("$label"); printf 'FAIL %-40s timeout after %ss\n' "$label" "$tmo"; show_log "$log" ;;
+	*) fail=$((fail + 1)); failed+=("$label"); printf 'FAIL %-40s exit %s\n' "$label" "$rc"; show_log "$log" ;;
 	esac
 }
 
