@@ -17,8 +17,6 @@
  */
 #include "tp.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -39,31 +37,6 @@ static void *waiter(void *arg)
 	char c;
 
 	return (void *)(long)read(p[(long)arg][0], &c, 1);
-}
-
-/* The status file of the thread named xsc-watchdog, kept open, or -1.
- * Found before the idle second: under `xsc run` every read of a /proc
- * file wakes the watchdog (the reading thread's vcpu leaves idle), and a
- * second search through every thread's files after it counted 13 wakes
- * in a loaded run; the count reads the kept file alone (tp_switches). */
-static int watchdog_status(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int fd = -1;
-
-	for (; d && fd < 0 && (e = readdir(d)) != NULL;) {
-		char path[300], name[32];
-
-		if (e->d_name[0] == '.' || !tp_thread_name(e->d_name, name, sizeof(name)) ||
-		    strcmp(name, "xsc-watchdog"))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	if (d)
-		closedir(d);
-	return fd;
 }
 
 static void *spinner(void *arg)
@@ -90,7 +63,7 @@ int main(void)
 	}
 	usleep(100000);	/* they wait */
 	/* and the main thread sleeps */
-	int wd = watchdog_status();
+	int wd = tp_watchdog_status();
 	long a = tp_switches(wd);
 	sleep(1);
 	long b = tp_switches(wd);
