@@ -98,7 +98,10 @@ static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 {
 	if (!f->home) {
 		f->home = v;	/* it stays here from now on */
-		atomic_fetch_add_explicit(&v->nhomed, 1, memory_order_relaxed);
+		/* a second fiber here: v is not alone any more, and the
+		 * watchdog may have seen it so between the pop and now */
+		if (atomic_fetch_add(&v->nhomed, 1) > 0)
+			xsc__rt_busy(v);
 	}
 	if (f->fs) {
 		/* a program's thread: its own signal mask, and its own TLS */
@@ -140,9 +143,11 @@ static bool loop_work(struct xsc_vcpu *v)
 		    v->sandbox_gen ||
 	    xsc__rt_creds_behind(v))
 		return true;
-	for (int k = 1; k < xsc__rt.n; k++)
-		if (atomic_load(&xsc__rt.v[(v->id + k) % xsc__rt.n].nq_len) > 0)
+	for (int k = 1; k < xsc__rt.n; k++) {
+		struct xsc_vcpu *u = &xsc__rt.v[(v->id + k) % xsc__rt.n];
+		if (atomic_load(&u->nq_len) > 0 && xsc__stealable(u))
 			return true;
+	}
 	return false;
 }
 
@@ -163,15 +168,20 @@ static void idle(struct xsc_vcpu *v)
 		xsc__idle_wait(v->x, seen, -1);	/* timeouts are entries too */
 	atomic_fetch_sub(&xsc__rt.nidle, 1);
 	atomic_store(&v->idle, 0);
-	xsc__rt_busy();
+	xsc__rt_busy(v);
 }
 
-/* A vcpu left idle or a whole wait: a sleeping watchdog is woken.
- * seq_cst with the watchdog's: it saw this vcpu busy, or we see it
- * asleep. */
-void xsc__rt_busy(void)
+/* A vcpu left idle or a whole wait, or got a new fiber: a sleeping
+ * watchdog is woken, unless the vcpu is alone (its only fiber runs:
+ * nothing to preempt).  A server's thread alone on its vcpu woke it at
+ * each event, for a tick of its own: redis-server answering 200 PINGs
+ * 20 ms apart made 1,653 system calls against 799 natively (tp_sparse).
+ * seq_cst with the watchdog's: it saw this vcpu busy and not alone, or
+ * we see it asleep. */
+void xsc__rt_busy(struct xsc_vcpu *v)
 {
-	if (atomic_load(&xsc__rt.wd_asleep) && atomic_exchange(&xsc__rt.wd_asleep, 0))
+	if (atomic_load(&xsc__rt.wd_asleep) && !xsc__rt_alone(v) &&
+	    atomic_exchange(&xsc__rt.wd_asleep, 0))
 		xsc__sys6(SYS_futex, (long)&xsc__rt.wd_asleep, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }
 

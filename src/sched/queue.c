@@ -106,7 +106,8 @@ static struct xsc_fiber *take_unstarted(struct xsc_vcpu *u, int max)
 	return got;
 }
 
-/* Takes half of another vcpu's queue, of fibers not started yet. */
+/* Takes half of another vcpu's queue, of fibers not started yet (one
+ * that may be taken from: xsc__stealable). */
 struct xsc_fiber *xsc__steal(struct xsc_vcpu *v)
 {
 	for (int k = 1; k < xsc__rt.n; k++) {
@@ -114,7 +115,7 @@ struct xsc_fiber *xsc__steal(struct xsc_vcpu *v)
 		int n = atomic_load(&u->nq_len);
 		struct xsc_fiber *got, *f;
 
-		if (n < 1)
+		if (n < 1 || !xsc__stealable(u))
 			continue;
 		got = take_unstarted(u, (n + 1) / 2);
 		if (!got)

@@ -65,6 +65,23 @@ static inline void xsc__rq_push(struct xsc_vcpu *v, struct xsc_fiber *f)
 	if (fresh)
 		atomic_fetch_add(&v->nq_len, 1);
 	spin_unlock(&v->rq_lock);
+	/* a new fiber waits for v: a watchdog asleep while v's only fiber
+	 * spun must come and preempt it (tp_sparse's newcomer) */
+	if (fresh)
+		xsc__rt_busy(v);
+}
+
+/* Another vcpu may take u's new fibers: u runs a fiber, which they wait
+ * behind, or has not started.  One that is idle, or in its loop between
+ * fibers, was woken for them or looks at its queue before it sleeps, and
+ * runs them itself.  A new thread placed on an idle vcpu was taken by
+ * the vcpu of its creator as that one went idle, while the other woke:
+ * the two shared a vcpu where each could have had one alone, and the
+ * server thread of tp_sparse waited with main's calls in flight beside
+ * it (18 runs in 20). */
+static inline bool xsc__stealable(struct xsc_vcpu *u)
+{
+	return atomic_load(&u->inited) != 1 || __atomic_load_n(&u->cur, __ATOMIC_RELAXED);
 }
 
 /* A fiber's stack top (its saved registers, then the frames it returns

@@ -210,7 +210,8 @@ struct xsc_rt {
 	_Atomic int closing;		/* xsc_main failed to start: CLOSE_* */
 	_Atomic int nidle;
 	_Atomic uint32_t wd_asleep;	/* the watchdog waits for a vcpu to
-					   leave idle or a wait (preload/signals/
+					   leave idle or a wait, or to have
+					   two fibers (preload/signals/
 					   preempt.c): the one that does wakes it */
 	_Atomic int nwaiting;		/* vcpus whose only fiber waits in the
 					   kernel (syscalls.c call_held) */
@@ -276,7 +277,17 @@ static inline int *xsc__errno_now(void)
 /* v's fiber is about to block v in a call run in the caller: an idle
  * vcpu steals v's new fibers first (queue.c). */
 void xsc__rt_may_block(struct xsc_vcpu *v);
-void xsc__rt_busy(void);	/* left idle or a whole wait (loop.c) */
+/* v runs its only fiber at most, and no new one waits for it: nothing
+ * there for the watchdog to preempt (preload/signals/preempt.c).  A
+ * fiber stays on the vcpu it first ran on (f->home), and only new ones
+ * are taken by others, so with one homed its queue holds that one alone.
+ * A fiber popped and not yet run counts in neither: run() looks again. */
+static inline bool xsc__rt_alone(struct xsc_vcpu *v)
+{
+	return atomic_load(&v->nhomed) <= 1 && !atomic_load(&v->nq_len);
+}
+/* v left idle or a whole wait, or got a new fiber (loop.c) */
+void xsc__rt_busy(struct xsc_vcpu *v);
 /* 64 calls of v's fiber without a switch: flush, reap, and yield if that
  * readied a fiber (syscalls.c) */
 void xsc__rt_call_tick(struct xsc_vcpu *v);

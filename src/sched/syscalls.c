@@ -279,7 +279,7 @@ static long call_held(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 	atomic_fetch_sub(&xsc__rt.nwaiting, 1);
 	atomic_store(&f->here_v, NULL);
 	atomic_store(&v->held, 0);
-	xsc__rt_busy();
+	xsc__rt_busy(v);
 	return r;
 }
 

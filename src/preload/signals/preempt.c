@@ -4,8 +4,8 @@
  * without a call (SIGURG with a cookie, switched out from inside the
  * handler: tp_preempt), asks one that calls without switching to yield,
  * and hands over process signals every vcpu's fiber blocks (handover.c);
- * while every vcpu is idle, or its only fiber waits in the kernel, it
- * sleeps.
+ * while every vcpu is idle, or its only fiber waits in the kernel or
+ * runs, it sleeps.
  *
  * Rules: only program code is preempted: not the runtime, a handler or
  * a vfork child; a SIGURG without the cookie is the program's own.
@@ -64,16 +64,25 @@ bool tp_preempt(struct xsc_vcpu *v, siginfo_t *si, ucontext_t *uc)
 	return true;
 }
 
-/* Every vcpu idle or in a whole wait, every fiber parked or waiting in
- * the kernel: nothing to preempt, and a process signal reaches a
- * sleeping vcpu, whose mask takes what any thread takes (tp_idlemask),
- * or a waiting fiber's thread, whose mask is the fiber's own.  The
- * watchdog then waits until a vcpu leaves idle or its wait
+/* Every vcpu idle, in a whole wait, or alone (its only fiber runs, no
+ * new one waits for it): nothing to preempt, no fiber starved, and a
+ * process signal reaches a sleeping vcpu, whose mask takes what any
+ * thread takes (tp_idlemask), or a waiting or running fiber's thread,
+ * whose mask is the fiber's own, as natively.  The watchdog then waits
+ * until a vcpu leaves idle or its wait not alone, or gets a second fiber
  * (xsc__rt_busy wakes it), or 1 s: an idle server woke it 100 times a
- * second (tp_idle, tp_sole).  True if it slept. */
+ * second (tp_idle, tp_sole), and a server's thread alone on its vcpu
+ * once at each event (tp_sparse).  True if it slept. */
 static bool quiet(void)
 {
-	return atomic_load(&xsc__rt.nidle) + atomic_load(&xsc__rt.nwaiting) >= xsc__rt.n;
+	if (atomic_load(&xsc__rt.nidle) + atomic_load(&xsc__rt.nwaiting) >= xsc__rt.n)
+		return true;
+	for (int i = 0; i < xsc__rt.n; i++) {
+		struct xsc_vcpu *v = &xsc__rt.v[i];
+		if (!atomic_load(&v->idle) && !atomic_load(&v->held) && !xsc__rt_alone(v))
+			return false;
+	}
+	return true;
 }
 
 static bool sleep_while_idle(void)
