@@ -355,8 +355,8 @@ def t_head_of_line(port, nsmall=50, bound=0.1, late=5, worst_bound=1.0):
     A loaded machine delays small requests too, the slow client or not:
     an SQPOLL ring's poller takes turns with every runnable thread for
     each submission (100 small requests alone, `stress-ng --cpu 4` beside:
-    4-36 ms median, 40-750 ms the slowest, against 0.3 ms and 16 ms on a
-    plain ring, 2026-11-29).  So the same requests are timed without the
+    4-36 ms median, 40-750 ms the slowest, against 0.2-0.4 ms and 5-26 ms
+    on a plain ring, 2026-11-29).  So the same requests are timed without the
     slow client just before and just after, and the bounds are at least
     three times those runs' tenth-slowest (`late`) and slowest: a
     blocking server answers the control runs at once and still fails."""
