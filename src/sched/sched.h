@@ -183,8 +183,9 @@ struct xsc_vcpu {
 	_Atomic int nq_len;			/* new fibers */
 	_Atomic int idle;
 	_Atomic int nhomed;		/* fibers whose home it is, alive */
-	_Atomic int held;		/* its fiber waits in the kernel (call_sole):
-					   no new fiber is placed here */
+	_Atomic int held;		/* its fiber waits in the kernel (call_held):
+					   no new fiber is placed here, and the
+					   watchdog may sleep */
 	_Atomic int inited;		/* 1 running, -errno failed to start */
 	/* fibers waiting for a free syscall entry (vcpu-local, no lock) */
 	struct xsc_wq ewait;
@@ -213,8 +214,6 @@ struct xsc_rt {
 					   leave idle or a wait, or to have
 					   two fibers (preload/signals/
 					   preempt.c): the one that does wakes it */
-	_Atomic int nwaiting;		/* vcpus whose only fiber waits in the
-					   kernel (syscalls.c call_held) */
 	_Atomic unsigned sandbox_gen;	/* sandbox changes made (sandbox.c) */
 	bool quiet;			/* every handle opened quiet (a forked child) */
 	_Atomic unsigned rr;		/* round robin for new fibers */

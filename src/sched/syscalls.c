@@ -252,8 +252,8 @@ static bool sole(const struct xsc_vcpu *v, struct xsc_fiber *f, int64_t *until, 
 /* Call nr with arguments a in f's kernel thread, where a signal for f
  * must end it (call_sole, sole_wait): meanwhile v is held (no new fiber
  * is placed there; one placed just before is taken by an idle vcpu:
- * xsc__rt_may_block) and counts as waiting (the watchdog may sleep:
- * preload/signals/preempt.c), and f->here_v lets the extension stop the
+ * xsc__rt_may_block), which the watchdog counts as waiting (it may
+ * sleep: preload/signals/preempt.c), and f->here_v lets the extension stop the
  * call (tp_interrupt, cancel.h).  Not made when a signal for f is
  * pending, or (ready) a fiber is runnable on v.  *stopped: it was not
  * made, or the extension stopped it (-ECANCELED before it began, -EINTR
@@ -268,7 +268,6 @@ static long call_held(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 	xsc__rt_may_block(v);
 	atomic_store(&f->here_stop, 0);
 	atomic_store(&f->here_v, v);	/* then a look at what is pending */
-	atomic_fetch_add(&xsc__rt.nwaiting, 1);
 	*stopped = true;
 	if (!(ready && atomic_load(&v->rq_len)) && !(ext && xsc__signal_pending(f))) {
 		r = xsc__syscall_cp(&f->here_stop, nr, (const int64_t *)a);
@@ -276,7 +275,6 @@ static long call_held(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 		 * program's without SA_RESTART */
 		*stopped = (r == -ECANCELED || r == -EINTR) && atomic_load(&f->here_stop);
 	}
-	atomic_fetch_sub(&xsc__rt.nwaiting, 1);
 	atomic_store(&f->here_v, NULL);
 	atomic_store(&v->held, 0);
 	xsc__rt_busy(v);

@@ -75,8 +75,6 @@ bool tp_preempt(struct xsc_vcpu *v, siginfo_t *si, ucontext_t *uc)
  * once at each event (tp_sparse).  True if it slept. */
 static bool quiet(void)
 {
-	if (atomic_load(&xsc__rt.nidle) + atomic_load(&xsc__rt.nwaiting) >= xsc__rt.n)
-		return true;
 	for (int i = 0; i < xsc__rt.n; i++) {
 		struct xsc_vcpu *v = &xsc__rt.v[i];
 		if (!atomic_load(&v->idle) && !atomic_load(&v->held) && !xsc__rt_alone(v))
