@@ -1,10 +1,12 @@
 /*
  * tp.h - what the tests/tp programs share: checks that count failures,
  * running a child and capturing what it writes, a start gate for
- * threads, this process's threads' names and context switches,
- * installing a signal handler, a seccomp filter that refuses two calls.  Header-only, every helper static inline (a program takes
- * what it uses): each program stays one plain libc + pthreads source,
- * built without the project's flags or headers (tests/tp/CMakeLists.txt).
+ * threads, a monotonic clock in milliseconds, this process's threads'
+ * names and context switches, installing a signal handler, a seccomp
+ * filter that refuses two calls.  Header-only, every helper static
+ * inline (a program takes what it uses): each program stays one plain
+ * libc + pthreads source, built without the project's flags or headers
+ * (tests/tp/CMakeLists.txt).
  *
  * Include it first: it defines _GNU_SOURCE before any libc header.
  */
@@ -198,6 +200,15 @@ static inline void tp_nap(long ms)
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
+}
+
+/* CLOCK_MONOTONIC in whole milliseconds (the vDSO's: no system call). */
+static inline long tp_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- this process's threads ------------------------------------------- */

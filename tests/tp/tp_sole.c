@@ -50,14 +50,6 @@ static void on_sig(int sig)
 	handled_here++;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The threads whose wakes the idle second counts: those that wait in
  * epoll_wait or a pipe's read (the waiter's wait, made in its own kernel
  * thread; wchan) and the watchdog, found before it, each with its status file kept
@@ -165,11 +157,11 @@ static void *waiter(void *arg)
 /* Starts phase k and waits for its end, up to 15 s. */
 static bool run_phase(int k, int sig, pthread_t to)
 {
-	long t0 = now_ms();
+	long t0 = tp_now_ms();
 
 	atomic_store(&phase, k);
 	tp_nap(50);
-	while (atomic_load(&done) < k && now_ms() - t0 < 15000) {
+	while (atomic_load(&done) < k && tp_now_ms() - t0 < 15000) {
 		if (sig && to)
 			pthread_kill(to, sig);
 		else if (sig)
@@ -217,9 +209,9 @@ int main(void)
 		  atomic_load(&here), "kill: %ld %s handled here %s", atomic_load(&result),
 		  err_name(atomic_load(&error)), atomic_load(&here) ? "yes" : "no");
 
-	t0 = now_ms();
+	t0 = tp_now_ms();
 	ok = run_phase(3, 0, 0);
-	long took = now_ms() - t0;
+	long took = tp_now_ms() - t0;
 	CHECK_SAY(ok && atomic_load(&result) == 0 && took >= 200, "timeout: %ld %s",
 		  atomic_load(&result), took >= 200 ? "after 200 ms" : "early");
 

@@ -65,14 +65,6 @@ static void *newcomer(void *arg)
 	return NULL;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int main(void)
 {
 	pthread_t srv, nc;
@@ -114,11 +106,11 @@ int main(void)
 	for (int i = 0; i < NEWCOMERS; i++) {
 		tp_nap(100);
 		atomic_store(&ran, 0);
-		long t0 = now_ms();
+		long t0 = tp_now_ms();
 		pthread_create(&nc, NULL, newcomer, NULL);
-		while (!atomic_load(&ran) && now_ms() - t0 < 10000)
+		while (!atomic_load(&ran) && tp_now_ms() - t0 < 10000)
 			__builtin_ia32_pause();
-		took += now_ms() - t0;
+		took += tp_now_ms() - t0;
 		late += !atomic_load(&ran);
 		pthread_join(nc, NULL);
 	}
