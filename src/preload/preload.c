@@ -259,22 +259,15 @@ static long em_kill(long nr, const long *a, ucontext_t *uc)
 }
 
 /* The program's sched_yield: to the other fibers of its vcpu.  With none
- * runnable, the kernel's, as natively (after the calls posted so far go
- * out): the CPU goes to the other threads and processes, an SQPOLL
- * poller on this CPU among them.  A thread yielding in a loop otherwise
- * kept the CPU from a poller that shares it until the scheduler's tick:
- * tp_direct under `taskset -c 0 xsc run -b sqpoll` took 27 s, 13.7 s
- * with this (the poller then spins out its time slice), 0.25 s on
- * uring. */
+ * ready, the calls posted so far go out, and the kernel gets the yield
+ * only for another vcpu on the same CPU (xsc__rt_yield_cpu: a yield to
+ * every task put the fibers readied on this vcpu behind all of them). */
 static long em_sched_yield(long nr, const long *a, ucontext_t *uc)
 {
 	struct xsc_vcpu *v = xsc__vcpu();
 
-	if (!atomic_load(&v->rq_len)) {
-		xsc_flush(v->x);
-		xsc__sys0(SYS_sched_yield);
-		xsc_poll(v->x);
-	}
+	if (!atomic_load(&v->rq_len))
+		xsc__rt_yield_cpu(v);
 	xsc_yield();
 	return 0;
 }

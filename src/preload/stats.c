@@ -44,6 +44,8 @@ static void counters_get(struct tp_counters *c)
 		c->tls_arch_prctl += xsc__rt.v[i].tls_sys;
 		for (int w = 0; w < XSC_WAYS; w++)
 			c->way[w] += xsc__rt.v[i].way[w];
+		c->yields_kept += xsc__rt.v[i].yields[XSC_YIELD_KEPT];
+		c->yields_kernel += xsc__rt.v[i].yields[XSC_YIELD_KERNEL];
 	}
 	c->tls_ldt = atomic_load(&xsc__tls_nslot);
 	c->tls_high = atomic_load(&xsc__tls_nhigh);
@@ -140,6 +142,11 @@ static void say_counters(const struct tp_counters *c)
 			 "handed to a waiting thread, %lu run on a vcpu\n",
 			 (unsigned long)(c->handed + c->unhanded),
 			 (unsigned long)c->handed, (unsigned long)c->unhanded);
+	if (c->yields_kept || c->yields_kernel)
+		xsc__say("xsc run: sched_yield with no other thread ready on its "
+			 "vcpu: %lu kept the CPU, %lu yielded to another vcpu on its "
+			 "CPU\n", (unsigned long)c->yields_kept,
+			 (unsigned long)c->yields_kernel);
 }
 
 /* At exit: the JSON first (the -v report of the sites that still trap

@@ -45,7 +45,9 @@
 	X(declined, "declined") \
 	X(workers, "syscall_threads") \
 	X(full_waits, "full_waits") \
-	X(readiness_waits, "readiness_waits")
+	X(readiness_waits, "readiness_waits") \
+	X(yields_kept, "yields_kept") \
+	X(yields_kernel, "yields_to_kernel")
 
 /* W(enum xsc_way, json key): which way the threads' calls went
  * (sched/syscalls.c), in the array way[] */

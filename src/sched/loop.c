@@ -171,6 +171,49 @@ static void idle(struct xsc_vcpu *v)
 	xsc__rt_busy(v);
 }
 
+/* Whether another vcpu may want v's CPU: one pinned to the same CPU (any
+ * one, unpinned) that is neither idle nor held in a whole wait. */
+static bool cpu_wanted(const struct xsc_vcpu *v)
+{
+	for (int i = 0; i < xsc__rt.n; i++) {
+		struct xsc_vcpu *u = &xsc__rt.v[i];
+		if (u != v && (!xsc__rt.cfg.pin || u->cpu == v->cpu) &&
+		    !atomic_load(&u->idle) && !atomic_load(&u->held))
+			return true;
+	}
+	return false;
+}
+
+/* The program's sched_yield (preload.c) on vcpu v, none of whose other
+ * fibers is ready.  Natively the kernel gives the CPU to another runnable
+ * task, if any, and the thread runs again when the scheduler picks it.
+ * Here the vcpu's kernel thread carries every fiber homed on it: a kernel
+ * sched_yield put the vcpu behind every other task's slice (EEVDF moves
+ * a yielding task's deadline on), and a fiber readied on it meanwhile, a
+ * thread natively woken at once, waited for all of them.  tp_sigpost
+ * beside `stress-ng --cpu 2`, two of its threads yielding in a loop,
+ * took 90 s where natively it takes 0.4-1 s: each hand-off of a signal
+ * waited about 6 ms (t_yield: a hand-off beside two threads that yield,
+ * a median of 4 ms a round against 1 us).  So the vcpu keeps its CPU,
+ * which the kernel still shares out by time with every other task (the
+ * runtime's syscall threads and SQPOLL poller among them: a yield to
+ * them as well changed nothing measured, tp_sigpost and tp_direct), but
+ * for another vcpu on the same CPU with work (more vcpus than CPUs,
+ * -t): a kernel yield, as between two threads natively.  Without it,
+ * two threads that pass a turn with sched_yield on vcpus sharing a CPU
+ * took 13.5 s for 2,000 turns, each waiting for a time slice. */
+void xsc__rt_yield_cpu(struct xsc_vcpu *v)
+{
+	xsc_flush(v->x);
+	if (cpu_wanted(v)) {
+		v->yields[XSC_YIELD_KERNEL]++;
+		xsc__sys0(SYS_sched_yield);
+	} else {
+		v->yields[XSC_YIELD_KEPT]++;
+	}
+	xsc_poll(v->x);
+}
+
 /* A vcpu left idle or a whole wait, or got a new fiber: a sleeping
  * watchdog is woken, unless the vcpu is alone (its only fiber runs:
  * nothing to preempt).  A server's thread alone on its vcpu woke it at

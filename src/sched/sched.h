@@ -55,6 +55,14 @@ enum xsc_way {
 	XSC_WAYS
 };
 
+/* What a program's sched_yield did with no other fiber of its vcpu ready
+ * (loop.c xsc__rt_yield_cpu). */
+enum xsc_yield {
+	XSC_YIELD_KEPT,		/* the vcpu kept its CPU */
+	XSC_YIELD_KERNEL,	/* a kernel yield: a vcpu on its CPU has work */
+	XSC_YIELDS
+};
+
 struct xsc_vcpu;
 
 /* Wait queues (head/tail pointers of struct xsc_fiber via wnext). */
@@ -166,6 +174,8 @@ struct xsc_vcpu {
 	bool poll_now;			/* ... and asks for a flush and reap at once
 					   (a fiber preempted in its calls) */
 	uint64_t way[XSC_WAYS];		/* its fibers' calls, by enum xsc_way */
+	uint64_t yields[XSC_YIELDS];	/* its fibers' sched_yield with none
+					   other ready, by enum xsc_yield */
 	int id, cpu;
 	pthread_t th;
 	struct xsc_ctx sched;		/* the scheduler's own context */
@@ -287,6 +297,9 @@ static inline bool xsc__rt_alone(struct xsc_vcpu *v)
 }
 /* v left idle or a whole wait, or got a new fiber (loop.c) */
 void xsc__rt_busy(struct xsc_vcpu *v);
+/* The program's sched_yield on vcpu v with no other fiber ready: a
+ * kernel yield only for another vcpu on its CPU (loop.c). */
+void xsc__rt_yield_cpu(struct xsc_vcpu *v);
 /* 64 calls of v's fiber without a switch: flush, reap, and yield if that
  * readied a fiber (syscalls.c) */
 void xsc__rt_call_tick(struct xsc_vcpu *v);
