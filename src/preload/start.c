@@ -118,6 +118,7 @@ static const struct xsc_rt_ops tp_ops = {
 	.switch_in = switch_in,
 	.idle = idle,
 	.may_wait = tp_may_wait,
+	.stop_held = tp_stop_held,
 };
 
 bool xsc__tp;

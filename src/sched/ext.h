@@ -69,12 +69,20 @@ struct xsc_rt_ops {
 	void (*switch_in)(struct xsc_vcpu *v, struct xsc_fiber *f);
 	/* v has nothing to run and is about to sleep */
 	void (*idle)(struct xsc_vcpu *v);
-	/* f, on the only vcpu, with nothing else runnable and nothing in
-	 * flight, is about to wait in the kernel while other fibers live
-	 * there: true if nothing of the extension's could ready one of them
-	 * meanwhile without interrupting the wait (a signal it hands over);
-	 * NULL: never (syscalls.c sole()) */
+	/* f, with nothing else runnable on its vcpu and nothing in flight,
+	 * is about to wait in the kernel while other fibers live there:
+	 * true if nothing of the extension's could ready one of them
+	 * meanwhile without interrupting the wait or stopping it
+	 * (stop_held: a signal it hands over readies the fiber); NULL:
+	 * never (syscalls.c sole()) */
 	bool (*may_wait)(struct xsc_fiber *f);
+	/* a fiber was readied on v while v's fiber waits whole in its
+	 * kernel thread (v->held XSC_HELD_WAIT): stop that wait, as for a
+	 * signal (v->here_stop, then the thread signalled), so that v runs
+	 * the fiber and posts the rest of the wait.  From any thread; it
+	 * must not read v's fibers, which may end meanwhile.  NULL: such
+	 * waits are made only where no other fiber lives (sole()) */
+	void (*stop_held)(struct xsc_vcpu *v);
 };
 
 /* The ops registered (NULL: none, the xsc threads API alone). */

@@ -159,8 +159,13 @@ static void make_ready(struct xsc_fiber *f)
 
 	f->state = F_READY;
 	xsc__rq_push(v, f);
-	if (atomic_load(&v->held))	/* its fiber waits in the kernel */
+	/* seq_cst after the push, as call_held's look at the queue after
+	 * held: it sees f, or we see it held */
+	if (atomic_load(&v->held)) {	/* its fiber waits in the kernel */
 		kick_idle(v);
+		if (atomic_load(&v->held) == XSC_HELD_WAIT && xsc__ext && xsc__ext->stop_held)
+			xsc__ext->stop_held(v);
+	}
 	if (v != me || atomic_load(&v->idle))
 		xsc__kick(v->x);
 	else if (atomic_load(&xsc__rt.nidle) > 0 && atomic_load(&v->rq_len) > 1)

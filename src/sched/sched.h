@@ -136,9 +136,8 @@ struct xsc_fiber {
 					   file or block device (fdkind.c) */
 	/* a call it makes in its kernel thread that may wait there, which a
 	 * signal sent to it must end (syscalls.c call_sole): the vcpu
-	 * making it (NULL: none), and the flag that stops it (cancel.h) */
+	 * making it (NULL: none), whose here_stop stops it (cancel.h) */
 	struct xsc_vcpu *_Atomic here_v;
-	_Atomic int here_stop;
 	/* futex waits (futex.c) */
 	const uint32_t *fx_addr;
 	xsc_cond_t *fx_q;		/* the queue it waits in: a hash bucket's
@@ -195,7 +194,10 @@ struct xsc_vcpu {
 	_Atomic int nhomed;		/* fibers whose home it is, alive */
 	_Atomic int held;		/* its fiber waits in the kernel (call_held):
 					   no new fiber is placed here, and the
-					   watchdog may sleep */
+					   watchdog may sleep; XSC_HELD_WAIT: a
+					   wait a fiber readied here stops */
+	_Atomic int here_stop;		/* stops that call (cancel.h): set by
+					   the extension, cleared before each */
 	_Atomic int inited;		/* 1 running, -errno failed to start */
 	/* fibers waiting for a free syscall entry (vcpu-local, no lock) */
 	struct xsc_wq ewait;
@@ -286,6 +288,12 @@ static inline int *xsc__errno_now(void)
 /* v's fiber is about to block v in a call run in the caller: an idle
  * vcpu steals v's new fibers first (queue.c). */
 void xsc__rt_may_block(struct xsc_vcpu *v);
+/* v->held: a call made whole in v's kernel thread (call_sole), or a wait
+ * (sole_wait), which the extension stops when a fiber is readied on v:
+ * its rest is then posted. */
+#define XSC_HELD_CALL 1
+#define XSC_HELD_WAIT 2
+
 /* v runs its only fiber at most, and no new one waits for it: nothing
  * there for the watchdog to preempt (preload/signals/preempt.c).  A
  * fiber stays on the vcpu it first ran on (f->home), and only new ones

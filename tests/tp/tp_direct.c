@@ -35,6 +35,15 @@
  *             then through a blocking socket pair: each read waits for
  *             the other thread (t_direct.sh: each thread alone on its
  *             vcpu makes them itself);
+ *   parked    (only, with the argument "parked") a thread waits on a
+ *             condition variable, then a server thread waits in
+ *             epoll_wait with a 10 s timeout on the same vcpu (made after
+ *             it, while that vcpu idles: t_direct.sh, two vcpus); the
+ *             main thread signals the condition 20 times, 20 ms apart,
+ *             and each time the waiting thread must answer through a
+ *             pipe within 2 s (made whole, the server's wait holds the
+ *             vcpu: a thread readied there stops it); then the server
+ *             is told to end;
  *   live      (only, with the argument "live") a second thread reads an
  *             empty non-blocking pipe 3,000 times (EAGAIN), then waits in
  *             a read that never ends; the process exits with it alive, as
@@ -46,6 +55,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -421,6 +431,78 @@ static void sleepers(void)
 	printf("sleeper %s\n", late > 4 ? "late" : "ok");
 }
 
+#define PARKED_WAKES 20
+static pthread_mutex_t pk_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pk_cond = PTHREAD_COND_INITIALIZER;
+static int pk_asked, pk_answer[2], pk_server[2];
+
+/* Waits on the condition; answers each signal through pk_answer. */
+static void *pk_waiter(void *arg)
+{
+	int seen = 0;
+
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&pk_lock);
+		while (pk_asked == seen)
+			pthread_cond_wait(&pk_cond, &pk_lock);
+		seen = pk_asked;
+		pthread_mutex_unlock(&pk_lock);
+		if (seen < 0 || write(pk_answer[1], &seen, sizeof(seen)) != sizeof(seen))
+			return NULL;
+	}
+}
+
+/* Waits in epoll_wait, 10 s at a time, until told to end. */
+static void *pk_serve(void *arg)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	int ep = epoll_create1(0), n = 0;
+
+	(void)arg;
+	epoll_ctl(ep, EPOLL_CTL_ADD, pk_server[0], &ev);
+	while ((n = epoll_wait(ep, &out, 1, 10000)) == 0 ||
+	       (n < 0 && errno == EINTR))
+		;
+	close(ep);
+	return NULL;
+}
+
+static void parked(void)
+{
+	pthread_t w, s;
+	int late = 0, got;
+
+	check("pipe", pipe(pk_answer) == 0 && pipe(pk_server) == 0);
+	pthread_create(&w, NULL, pk_waiter, NULL);
+	usleep(50000);	/* it waits; its vcpu idles */
+	pthread_create(&s, NULL, pk_serve, NULL);
+	usleep(50000);	/* the server waits beside it */
+	for (int i = 1; i <= PARKED_WAKES; i++) {
+		struct pollfd p = { .fd = pk_answer[0], .events = POLLIN };
+		pthread_mutex_lock(&pk_lock);
+		pk_asked = i;
+		pthread_cond_signal(&pk_cond);
+		pthread_mutex_unlock(&pk_lock);
+		if (poll(&p, 1, 2000) != 1) {
+			late++;
+			printf("parked: wake %d not answered within 2 s\n", i);
+			break;
+		}
+		check("answer", read(pk_answer[0], &got, sizeof(got)) == sizeof(got) && got == i);
+		usleep(20000);
+	}
+	pthread_mutex_lock(&pk_lock);
+	pk_asked = -1;
+	pthread_cond_signal(&pk_cond);
+	pthread_mutex_unlock(&pk_lock);
+	check("end the server", write(pk_server[1], "x", 1) == 1);
+	pthread_join(w, NULL);
+	pthread_join(s, NULL);
+	fails += late;
+	printf("parked: %s\n", late ? "a wake waited" : "every wake answered");
+}
+
 #define LIVE_READS 3000
 static int live_nb[2], live_told[2], live_never[2];
 
@@ -469,6 +551,10 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "sleeper")) {
 		sleepers();
+		return fails ? 1 : 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "parked")) {
+		parked();
 		return fails ? 1 : 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "live")) {

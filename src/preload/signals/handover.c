@@ -315,12 +315,15 @@ bool tp_hand_to_waiter(int sig)
 	return done;
 }
 
-/* The runtime's question (ext.h may_wait): may f, on the only vcpu, wait
- * in the kernel while the program's other threads are parked there?  A
- * signal could ready one of them: one no thread waits for in the sigwait
- * family (they take theirs through the vcpus' wakes, not a signal to the
- * waiting thread), and f accepts every signal some thread accepts, so
- * the kernel gives each to f's kernel thread and interrupts the wait. */
+/* The runtime's question (ext.h may_wait): may f, with nothing else
+ * runnable on its vcpu, wait in the kernel while the program's other
+ * threads are parked there?  A signal could ready one of them: one no
+ * thread waits for in the sigwait family (they take theirs through the
+ * vcpus' wakes, not a signal to the waiting thread), and f accepts every
+ * signal some thread accepts, so the kernel gives each to f's kernel
+ * thread, which interrupts the wait, or to another vcpu's, whose hand
+ * over readies a thread on f's vcpu and so stops the wait
+ * (tp_stop_held). */
 bool tp_may_wait(struct xsc_fiber *f)
 {
 	return !atomic_load(&tp.nsigwait) &&

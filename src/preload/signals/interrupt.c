@@ -58,13 +58,14 @@ static struct xsc_vcpu *here_v(struct xsc_fiber *f)
 /* Stops such a call: the flag, then the watchdog's signal with another
  * cookie, whose handler moves the thread out of the call if it is still
  * there (tp_preempt, cancel.h).  One that came too late finds the flag
- * and nothing to stop; the fiber clears the flag before its next such
- * call. */
-static void stop_here(struct xsc_fiber *f, struct xsc_vcpu *v)
+ * and nothing to stop; the vcpu clears the flag before its next such
+ * call (one later still stops that call, which is made again or, for a
+ * wait, posted: sched/syscalls.c). */
+static void stop_here(struct xsc_vcpu *v)
 {
 	siginfo_t si;
 
-	atomic_store(&f->here_stop, 1);
+	atomic_store(&v->here_stop, 1);
 	memset(&si, 0, sizeof(si));
 	si.si_signo = PREEMPT_SIG;
 	si.si_code = SI_QUEUE;
@@ -88,7 +89,7 @@ void tp_interrupt(struct xsc_fiber *f)
 	int no = 0;
 
 	if ((v = here_v(f)) != NULL) {
-		stop_here(f, v);
+		stop_here(v);
 		return;
 	}
 	if (!f->call_id || !f->home || !tp_interruptible(TP(f)->call_nr))
@@ -193,6 +194,13 @@ static bool run_pending(struct xsc_fiber *f, uint64_t p)
 	if (p)
 		xsc__tp_deliver(f);
 	return restart;
+}
+
+/* A fiber was readied on v, whose fiber waits whole in its kernel thread
+ * (ops->stop_held): that wait stops, as for a signal. */
+void tp_stop_held(struct xsc_vcpu *v)
+{
+	stop_here(v);
 }
 
 /* The fiber whose call in its kernel thread was stopped (ops->here_stopped,
