@@ -207,6 +207,7 @@ long tp_interrupted(struct xsc_fiber *f, long nr, long r);
 long tp_interrupted_args(struct xsc_fiber *f, long nr, const long *a, long r);
 bool tp_here_stopped(struct xsc_fiber *f);
 void tp_stop_held(struct xsc_vcpu *v);
+bool tp_solo(struct xsc_vcpu *v);
 void tp_posted(struct xsc_fiber *f);
 bool tp_may_wait(struct xsc_fiber *f);
 /* signals/pending.c */

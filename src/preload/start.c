@@ -119,6 +119,7 @@ static const struct xsc_rt_ops tp_ops = {
 	.idle = idle,
 	.may_wait = tp_may_wait,
 	.stop_held = tp_stop_held,
+	.solo = tp_solo,
 };
 
 bool xsc__tp;

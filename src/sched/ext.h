@@ -83,6 +83,13 @@ struct xsc_rt_ops {
 	 * must not read v's fibers, which may end meanwhile.  NULL: such
 	 * waits are made only where no other fiber lives (sole()) */
 	void (*stop_held)(struct xsc_vcpu *v);
+	/* v's kernel thread, as v last set its mask, takes every signal
+	 * another thread of the program takes: a process signal never
+	 * waits for the watchdog's hand-over there (sched.h
+	 * xsc__rt_alone).  From any thread; reads v's own fields only.
+	 * The extension wakes the watchdog (xsc__rt_watch) when a thread
+	 * blocks more.  NULL: never */
+	bool (*solo)(struct xsc_vcpu *v);
 };
 
 /* The ops registered (NULL: none, the xsc threads API alone). */

@@ -115,7 +115,15 @@ static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 	v->switches++;
 	v->calls_run = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	v->cur = f;	/* last before the switch: see tls_in */
+	if (atomic_load_explicit(&v->nhomed, memory_order_relaxed) > 1) {
+		/* v runs one fiber, and others may be pushed meanwhile: a
+		 * push that saw none running did not wake the watchdog
+		 * (xsc__rt_alone); seq_cst with its look at v->cur */
+		__atomic_store_n(&v->cur, f, __ATOMIC_SEQ_CST);
+		xsc__rt_busy(v);
+	} else {
+		v->cur = f;	/* last before the switch: see tls_in */
+	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	xsc__ctx_switch(&v->sched, &f->ctx);
 	v->cur = NULL;	/* first after it */
@@ -214,18 +222,35 @@ void xsc__rt_yield_cpu(struct xsc_vcpu *v)
 	xsc_poll(v->x);
 }
 
-/* A vcpu left idle or a whole wait, or got a new fiber: a sleeping
- * watchdog is woken, unless the vcpu is alone (its only fiber runs:
- * nothing to preempt).  A server's thread alone on its vcpu woke it at
- * each event, for a tick of its own: redis-server answering 200 PINGs
- * 20 ms apart made 1,653 system calls against 799 natively (tp_sparse).
- * seq_cst with the watchdog's: it saw this vcpu busy and not alone, or
- * we see it asleep. */
+bool xsc__rt_alone(struct xsc_vcpu *v)
+{
+	if (atomic_load(&v->nhomed) <= 1)
+		return !atomic_load(&v->nq_len);
+	/* at most one fiber runs or is ready: a fiber readied between two
+	 * of its calls, by the completion v reaped, is no second one
+	 * (run(): v->cur seq_cst, then this look again) */
+	return atomic_load(&v->rq_len) + (__atomic_load_n(&v->cur, __ATOMIC_SEQ_CST) != NULL) <= 1 &&
+	       xsc__ext && xsc__ext->solo && xsc__ext->solo(v);
+}
+
+void xsc__rt_watch(void)
+{
+	if (atomic_load(&xsc__rt.wd_asleep) && atomic_exchange(&xsc__rt.wd_asleep, 0))
+		xsc__sys6(SYS_futex, (long)&xsc__rt.wd_asleep, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+}
+
+/* A vcpu left idle or a whole wait, or got a fiber to run: a sleeping
+ * watchdog is woken, unless the vcpu is alone (nothing to preempt).  A
+ * server's thread alone on its vcpu woke it at each event, for a tick of
+ * its own: redis-server answering 200 PINGs 20 ms apart made 1,653
+ * system calls against 799 natively (tp_sparse); 1,816-1,839 where its
+ * background threads waited on the same vcpu (`xsc run -t 1`).  seq_cst
+ * with the watchdog's: it saw this vcpu busy and not alone, or we see it
+ * asleep. */
 void xsc__rt_busy(struct xsc_vcpu *v)
 {
-	if (atomic_load(&xsc__rt.wd_asleep) && !xsc__rt_alone(v) &&
-	    atomic_exchange(&xsc__rt.wd_asleep, 0))
-		xsc__sys6(SYS_futex, (long)&xsc__rt.wd_asleep, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+	if (atomic_load(&xsc__rt.wd_asleep) && !xsc__rt_alone(v))
+		xsc__rt_watch();
 }
 
 /* Completions freed entries: fibers waiting for one may retry. */

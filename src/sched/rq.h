@@ -65,10 +65,9 @@ static inline void xsc__rq_push(struct xsc_vcpu *v, struct xsc_fiber *f)
 	if (fresh)
 		atomic_fetch_add(&v->nq_len, 1);
 	spin_unlock(&v->rq_lock);
-	/* a new fiber waits for v: a watchdog asleep while v's only fiber
-	 * spun must come and preempt it (tp_sparse's newcomer) */
-	if (fresh)
-		xsc__rt_busy(v);
+	/* a fiber waits for v: a watchdog asleep while v's fiber spun must
+	 * come and preempt it (tp_sparse's newcomer) */
+	xsc__rt_busy(v);
 }
 
 /* Another vcpu may take u's new fibers: u runs a fiber, which they wait

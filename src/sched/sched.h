@@ -294,17 +294,20 @@ void xsc__rt_may_block(struct xsc_vcpu *v);
 #define XSC_HELD_CALL 1
 #define XSC_HELD_WAIT 2
 
-/* v runs its only fiber at most, and no new one waits for it: nothing
- * there for the watchdog to preempt (preload/signals/preempt.c).  A
- * fiber stays on the vcpu it first ran on (f->home), and only new ones
- * are taken by others, so with one homed its queue holds that one alone.
- * A fiber popped and not yet run counts in neither: run() looks again. */
-static inline bool xsc__rt_alone(struct xsc_vcpu *v)
-{
-	return atomic_load(&v->nhomed) <= 1 && !atomic_load(&v->nq_len);
-}
+/* Nothing on v for the watchdog to do (preload/signals/preempt.c): v runs
+ * its only fiber at most, and no new one waits for it; or no other fiber
+ * is ready there, and the one it runs takes every signal another thread
+ * takes (ops->solo), so that no process signal waits for the watchdog's
+ * hand-over.  A fiber stays on the vcpu it first ran on (f->home), and
+ * only new ones are taken by others, so with one homed its queue holds
+ * that one alone.  A fiber popped and not yet run counts in neither:
+ * run() looks again.  Any fiber pushed on v wakes the watchdog
+ * (xsc__rq_push). */
+bool xsc__rt_alone(struct xsc_vcpu *v);
 /* v left idle or a whole wait, or got a new fiber (loop.c) */
 void xsc__rt_busy(struct xsc_vcpu *v);
+/* Wakes the watchdog if it sleeps: what it saw as quiet may not be. */
+void xsc__rt_watch(void);
 /* The program's sched_yield on vcpu v with no other fiber ready: a
  * kernel yield only for another vcpu on its CPU (loop.c). */
 void xsc__rt_yield_cpu(struct xsc_vcpu *v);

@@ -203,6 +203,15 @@ void tp_stop_held(struct xsc_vcpu *v)
 	stop_here(v);
 }
 
+/* ops->solo: v's kernel thread blocks nothing another thread takes
+ * (TP(v)->sigmask: ~0 while a handler's mask is not known). */
+bool tp_solo(struct xsc_vcpu *v)
+{
+	uint64_t m = __atomic_load_n(&TP(v)->sigmask, __ATOMIC_RELAXED);
+
+	return !(m & ~atomic_load(&xsc__tp_idlemask) & ~TP_NEVER_BLOCKED);
+}
+
 /* The fiber whose call in its kernel thread was stopped (ops->here_stopped,
  * sched/syscalls.c call_sole): its handlers run now; whether each had
  * SA_RESTART. */

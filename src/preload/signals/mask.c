@@ -31,6 +31,10 @@ void tp_account(uint64_t was, uint64_t now)
 	}
 	if (tighter || changed)
 		tp_idle_mask(tighter);
+	/* a vcpu the watchdog let be (ops->solo) may block, now, what
+	 * another thread takes */
+	if (blocked || changed)
+		xsc__rt_watch();
 }
 
 /* Recomputes the idle vcpus' mask from the counts; tighter: kick them. */

@@ -65,7 +65,9 @@ bool tp_preempt(struct xsc_vcpu *v, siginfo_t *si, ucontext_t *uc)
 }
 
 /* Every vcpu idle, in a whole wait, or alone (its only fiber runs, no
- * new one waits for it): nothing to preempt, no fiber starved, and a
+ * new one waits for it; or one fiber runs or is ready and the others
+ * wait on locks, and its mask takes every signal another thread takes:
+ * xsc__rt_alone): nothing to preempt, no fiber starved, and a
  * process signal reaches a sleeping vcpu, whose mask takes what any
  * thread takes (tp_idlemask), or a waiting or running fiber's thread,
  * whose mask is the fiber's own, as natively.  The watchdog then waits
