@@ -77,11 +77,12 @@ struct xsc_rt_ops {
 	 * never (syscalls.c sole()) */
 	bool (*may_wait)(struct xsc_fiber *f);
 	/* a fiber was readied on v while v's fiber waits whole in its
-	 * kernel thread (v->held XSC_HELD_WAIT): stop that wait, as for a
-	 * signal (v->here_stop, then the thread signalled), so that v runs
-	 * the fiber and posts the rest of the wait.  From any thread; it
-	 * must not read v's fibers, which may end meanwhile.  NULL: such
-	 * waits are made only where no other fiber lives (sole()) */
+	 * kernel thread (v->held): stop that call, as for a signal
+	 * (v->here_stop, then the thread signalled), so that v runs the
+	 * fiber and posts the call, or the rest of the wait.  From any
+	 * thread; it must not read v's fibers, which may end meanwhile.
+	 * NULL: such calls are made only where no other fiber lives
+	 * (syscalls.c sole()) */
 	void (*stop_held)(struct xsc_vcpu *v);
 	/* v's kernel thread, as v last set its mask, takes every signal
 	 * another thread of the program takes: a process signal never

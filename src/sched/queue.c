@@ -163,7 +163,7 @@ static void make_ready(struct xsc_fiber *f)
 	 * held: it sees f, or we see it held */
 	if (atomic_load(&v->held)) {	/* its fiber waits in the kernel */
 		kick_idle(v);
-		if (atomic_load(&v->held) == XSC_HELD_WAIT && xsc__ext && xsc__ext->stop_held)
+		if (xsc__ext && xsc__ext->stop_held)
 			xsc__ext->stop_held(v);
 	}
 	if (v != me || atomic_load(&v->idle))

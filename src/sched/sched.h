@@ -194,8 +194,8 @@ struct xsc_vcpu {
 	_Atomic int nhomed;		/* fibers whose home it is, alive */
 	_Atomic int held;		/* its fiber waits in the kernel (call_held):
 					   no new fiber is placed here, and the
-					   watchdog may sleep; XSC_HELD_WAIT: a
-					   wait a fiber readied here stops */
+					   watchdog may sleep; a fiber readied
+					   here stops that call (ops->stop_held) */
 	_Atomic int here_stop;		/* stops that call (cancel.h): set by
 					   the extension, cleared before each */
 	_Atomic int inited;		/* 1 running, -errno failed to start */
@@ -288,12 +288,6 @@ static inline int *xsc__errno_now(void)
 /* v's fiber is about to block v in a call run in the caller: an idle
  * vcpu steals v's new fibers first (queue.c). */
 void xsc__rt_may_block(struct xsc_vcpu *v);
-/* v->held: a call made whole in v's kernel thread (call_sole), or a wait
- * (sole_wait), which the extension stops when a fiber is readied on v:
- * its rest is then posted. */
-#define XSC_HELD_CALL 1
-#define XSC_HELD_WAIT 2
-
 /* Nothing on v for the watchdog to do (preload/signals/preempt.c): v runs
  * its only fiber at most, and no new one waits for it; or no other fiber
  * is ready there, and the one it runs takes every signal another thread

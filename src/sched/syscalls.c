@@ -216,14 +216,16 @@ static bool disk_only(const struct xsc *x, const struct xsc_fiber *f,
  * or the extension says its signals cannot ready one without ending the
  * wait (f takes every signal another thread takes), and either v is the
  * only vcpu, so that no other fiber runs to wake one, or a fiber readied
- * on v stops the wait (ops->stop_held), whose rest is then posted.  The
+ * on v stops the wait (ops->stop_held), whose rest is then posted (a
+ * call of the first form is posted whole).  The
  * others then wait on locks, conditions or joins: redis-server's three
  * background threads in their condition waits, one of them beside the
  * main thread in about half the starts, made each of its epoll_waits a
  * look and a post (683-702 calls in 5 s idle, against 196 natively).
  * until NULL: the first form
  * alone, for a wait with no end (another fiber's timed wait on the only
- * vcpu could end meanwhile, which sole_wait's bound allows for).  For a
+ * vcpu could end meanwhile, which sole_wait's bound allows for; with
+ * other fibers on v, only where a readied one stops it).  For a
  * wait sole_wait bounds (until set), the calls in flight may be sleeps
  * whose end is known (another fiber's timed wait, a sleeping thread:
  * redis's housekeeping thread), at least a millisecond away: *until is
@@ -252,8 +254,8 @@ static bool sole(const struct xsc_vcpu *v, struct xsc_fiber *f, int64_t *until, 
 		*until = end;
 	}
 	return atomic_load_explicit(&v->nhomed, memory_order_relaxed) == 1 ||
-	       (until && xsc__ext && xsc__ext->may_wait &&
-		(xsc__rt.n == 1 || xsc__ext->stop_held) && xsc__ext->may_wait(f));
+	       (xsc__ext && xsc__ext->may_wait &&
+		(xsc__ext->stop_held || (until && xsc__rt.n == 1)) && xsc__ext->may_wait(f));
 }
 
 /* Call nr with arguments a in f's kernel thread, where a signal for f
@@ -261,12 +263,13 @@ static bool sole(const struct xsc_vcpu *v, struct xsc_fiber *f, int64_t *until, 
  * is placed there; one placed just before is taken by an idle vcpu:
  * xsc__rt_may_block), which the watchdog counts as waiting (it may
  * sleep: preload/signals/preempt.c), and f->here_v lets the extension stop the
- * call (tp_interrupt, cancel.h).  Not made when a signal for f is
- * pending, or (ready) a fiber is runnable on v.  *stopped: it was not
- * made, or the extension stopped it (-ECANCELED before it began, -EINTR
- * in its wait); else the result is the call's. */
+ * call (tp_interrupt, cancel.h), as a fiber readied on v does
+ * (ops->stop_held).  Not made when a signal for f is pending, or a
+ * fiber is runnable on v.  *stopped: it was not made, or the extension
+ * stopped it (-ECANCELED before it began, -EINTR in its wait); else the
+ * result is the call's. */
 static long call_held(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const long *a,
-		      bool ready, bool *stopped)
+		      bool *stopped)
 {
 	bool ext = xsc__ext && xsc__ext->here_stopped;
 	long r = -ECANCELED;
@@ -274,11 +277,11 @@ static long call_held(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 	/* cleared before held is set: a fiber readied on v sees held, then
 	 * sets the flag (stop_held), or v sees it in its run queue below */
 	atomic_store(&v->here_stop, 0);
-	atomic_store(&v->held, ready ? XSC_HELD_WAIT : XSC_HELD_CALL);
+	atomic_store(&v->held, 1);
 	xsc__rt_may_block(v);
 	atomic_store(&f->here_v, v);	/* then a look at what is pending */
 	*stopped = true;
-	if (!(ready && atomic_load(&v->rq_len)) && !(ext && xsc__signal_pending(f))) {
+	if (!atomic_load(&v->rq_len) && !(ext && xsc__signal_pending(f))) {
 		r = xsc__syscall_cp(&v->here_stop, nr, (const int64_t *)a);
 		/* -EINTR: the extension's signal has a handler of the
 		 * program's without SA_RESTART */
@@ -326,7 +329,7 @@ static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long 
 		b[at] = left >= 0 ? (left + 999999) / 1000000 : ms;
 		if (until >= 0 && (left < 0 || until - now_once(&now) < left))
 			b[at] = (long)((until - now_once(&now)) / SLICE_MIN_NS);	/* may be 0 */
-		*r = call_held(v, f, nr, b, true, &stopped);
+		*r = call_held(v, f, nr, b, &stopped);
 		if (!stopped && *r != -EINTR && *r != 0)
 			return true;	/* 0: a sleep's bound, or its timeout */
 		if (f->nsig != nsig) {
@@ -353,8 +356,11 @@ static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long 
 }
 
 /* A call a sole fiber makes in its kernel thread though it may wait
- * there (an open of a FIFO; the vcpu's only fiber, nothing in flight:
- * nothing waits behind it on its vcpu).
+ * there (an open of a FIFO; the vcpu's only fiber, or the others parked
+ * on locks, nothing in flight: nothing waits behind it on its vcpu).
+ * True with the result in *r; false: a fiber readied on v stopped it
+ * before it began or in its wait (ops->stop_held; nothing was opened or
+ * moved then), and it is to be posted, so that v runs that fiber.
  * A signal the kernel gives this thread interrupts it as natively, its
  * handler run in place.  One sent to the thread as a fiber (recorded for
  * it, not sent to this kernel thread) ends it too: the extension sets
@@ -364,19 +370,22 @@ static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long 
  * (ops->here_stopped), and the call is made again, or, for a wait whose
  * handlers did not all have SA_RESTART, returns EINTR, as the kernel's
  * open of a FIFO does (ERESTARTSYS: the calls made so). */
-static long call_sole(struct xsc_fiber *f, long nr, const long *a)
+static bool call_sole(struct xsc_fiber *f, long nr, const long *a, long *r)
 {
 	bool ext = xsc__ext && xsc__ext->here_stopped;
 
 	for (;;) {
+		struct xsc_vcpu *v = xsc__vcpu();
 		bool stopped;
-		long r = call_held(xsc__vcpu(), f, nr, a, false, &stopped);
 
+		*r = call_held(v, f, nr, a, &stopped);
 		if (!stopped)
-			return r;
+			return true;
 		if (ext && xsc__signal_pending(f) && !xsc__ext->here_stopped(f) &&
-		    r == -EINTR)
-			return r;
+		    *r == -EINTR)
+			return true;
+		if (atomic_load(&v->rq_len))
+			return false;
 	}
 }
 
@@ -420,9 +429,8 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 		 * thread (library mode, no f->fs) posts them as FlexSC-Threads
 		 * does */
 		if (f->fs && v->x->cfg.backend == XSC_BACKEND_AUTO && !v->x->refused &&
-		    alone(v) && sole(v, f, NULL, NULL)) {
+		    alone(v) && sole(v, f, NULL, NULL) && call_sole(f, nr, a, r)) {
 			count(v, f, XSC_WAY_SOLE);
-			*r = call_sole(f, nr, a);
 			return true;
 		}
 		count(v, f, XSC_WAY_POSTED);
@@ -464,8 +472,14 @@ static bool here_if(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const long
 	if (!xsc__cheap_here(v->x, d, (const int64_t *)a,
 			     s ? XSC_HERE_SOLE : al ? XSC_HERE_ALONE : XSC_HERE_BATCH))
 		return false;
-	count(v, f, s ? XSC_WAY_SOLE : al ? XSC_WAY_ALONE : XSC_WAY_CALLER);
-	*r = s ? call_sole(f, nr, a) : xsc__call_here(nr, (const int64_t *)a);
+	if (s) {
+		if (!call_sole(f, nr, a, r))
+			return false;	/* stopped: posted */
+		count(v, f, XSC_WAY_SOLE);
+		return true;
+	}
+	count(v, f, al ? XSC_WAY_ALONE : XSC_WAY_CALLER);
+	*r = xsc__call_here(nr, (const int64_t *)a);
 	return true;
 }
 

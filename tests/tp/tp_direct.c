@@ -43,7 +43,8 @@
  *             and each time the waiting thread must answer through a
  *             pipe within 2 s (made whole, the server's wait holds the
  *             vcpu: a thread readied there stops it); then the server
- *             is told to end;
+ *             reads a blocking pipe, and the same 20 signals are
+ *             answered while it waits there; then it is told to end;
  *   live      (only, with the argument "live") a second thread reads an
  *             empty non-blocking pipe 3,000 times (EAGAIN), then waits in
  *             a read that never ends; the process exits with it alive, as
@@ -434,7 +435,7 @@ static void sleepers(void)
 #define PARKED_WAKES 20
 static pthread_mutex_t pk_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pk_cond = PTHREAD_COND_INITIALIZER;
-static int pk_asked, pk_answer[2], pk_server[2];
+static int pk_asked, pk_answer[2], pk_server[2], pk_block[2];
 
 /* Waits on the condition; answers each signal through pk_answer. */
 static void *pk_waiter(void *arg)
@@ -453,11 +454,13 @@ static void *pk_waiter(void *arg)
 	}
 }
 
-/* Waits in epoll_wait, 10 s at a time, until told to end. */
+/* Waits in epoll_wait, 10 s at a time, until told to go on; then in a
+ * read of a blocking pipe. */
 static void *pk_serve(void *arg)
 {
 	struct epoll_event ev = { .events = EPOLLIN }, out;
 	int ep = epoll_create1(0), n = 0;
+	char c;
 
 	(void)arg;
 	epoll_ctl(ep, EPOLL_CTL_ADD, pk_server[0], &ev);
@@ -465,40 +468,57 @@ static void *pk_serve(void *arg)
 	       (n < 0 && errno == EINTR))
 		;
 	close(ep);
+	if (read(pk_server[0], &c, 1) != 1 || read(pk_block[0], &c, 1) != 1)
+		return (void *)1L;
 	return NULL;
+}
+
+/* PARKED_WAKES signals of the condition, each answered within 2 s; the
+ * number that were not. */
+static int pk_wakes(const char *where)
+{
+	int got;
+
+	for (int i = 1; i <= PARKED_WAKES; i++) {
+		struct pollfd p = { .fd = pk_answer[0], .events = POLLIN };
+		pthread_mutex_lock(&pk_lock);
+		pk_asked++;
+		pthread_cond_signal(&pk_cond);
+		pthread_mutex_unlock(&pk_lock);
+		if (poll(&p, 1, 2000) != 1) {
+			printf("parked: wake %d beside %s not answered within 2 s\n", i, where);
+			return 1;
+		}
+		check("answer", read(pk_answer[0], &got, sizeof(got)) == sizeof(got) &&
+				got == pk_asked);
+		usleep(20000);
+	}
+	return 0;
 }
 
 static void parked(void)
 {
 	pthread_t w, s;
-	int late = 0, got;
+	void *sr = NULL;
+	int late;
 
-	check("pipe", pipe(pk_answer) == 0 && pipe(pk_server) == 0);
+	check("pipe", pipe(pk_answer) == 0 && pipe(pk_server) == 0 && pipe(pk_block) == 0);
 	pthread_create(&w, NULL, pk_waiter, NULL);
 	usleep(50000);	/* it waits; its vcpu idles */
 	pthread_create(&s, NULL, pk_serve, NULL);
 	usleep(50000);	/* the server waits beside it */
-	for (int i = 1; i <= PARKED_WAKES; i++) {
-		struct pollfd p = { .fd = pk_answer[0], .events = POLLIN };
-		pthread_mutex_lock(&pk_lock);
-		pk_asked = i;
-		pthread_cond_signal(&pk_cond);
-		pthread_mutex_unlock(&pk_lock);
-		if (poll(&p, 1, 2000) != 1) {
-			late++;
-			printf("parked: wake %d not answered within 2 s\n", i);
-			break;
-		}
-		check("answer", read(pk_answer[0], &got, sizeof(got)) == sizeof(got) && got == i);
-		usleep(20000);
-	}
+	late = pk_wakes("a wait");
+	check("the server goes on", write(pk_server[1], "x", 1) == 1);
+	usleep(50000);	/* it reads the blocking pipe */
+	late += !late && pk_wakes("a read");
 	pthread_mutex_lock(&pk_lock);
 	pk_asked = -1;
 	pthread_cond_signal(&pk_cond);
 	pthread_mutex_unlock(&pk_lock);
-	check("end the server", write(pk_server[1], "x", 1) == 1);
+	check("end the server", write(pk_block[1], "x", 1) == 1);
 	pthread_join(w, NULL);
-	pthread_join(s, NULL);
+	pthread_join(s, &sr);
+	check("the server's reads", sr == NULL);
 	fails += late;
 	printf("parked: %s\n", late ? "a wake waited" : "every wake answered");
 }
