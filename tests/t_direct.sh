@@ -38,7 +38,9 @@
 #     on a condition variable, are made whole all the same, and each of
 #     20 signals of the condition during each is answered within 2 s
 #     (tp_direct): the readied thread stops the server's call
-#     (ops->stop_held), which is posted, or its rest;
+#     (ops->stop_held), which is posted, or its rest; with every signal
+#     blocked in every thread (`parkedmask`), where the stop's signal
+#     could not land, every wake is answered all the same;
 #   - `tp_direct live`: a thread's 3,000 non-blocking reads, made alone,
 #     appear in -v's line for that thread, which is still alive when
 #     the process exits (a server that SIGTERM ends never joins its
@@ -177,6 +179,11 @@ if run auto-parked env XSC_THREADS=2 taskset -c 0,1; then
 	[ "${n:-0}" -ge 2 ] ||
 		bad "auto, parked: the server's wait and read beside a parked thread: ${n:-no line} made whole (want 2)"
 	echo "auto: parked: the server made ${n:-0} calls whole beside a parked thread; every wake answered"
+fi
+targs=parkedmask
+"$prog" parkedmask >"$tmp/nativeparkedmask.out" || { echo "FAIL: natively, parkedmask: exit $?"; cat "$tmp/nativeparkedmask.out"; exit 1; }
+if run auto-parkedmask env XSC_THREADS=2 taskset -c 0,1; then
+	echo "auto: parked, every signal blocked: every wake answered"
 fi
 targs=live
 "$prog" live >"$tmp/nativelive.out" || { echo "FAIL: natively, live: exit $?"; cat "$tmp/nativelive.out"; exit 1; }

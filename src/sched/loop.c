@@ -115,7 +115,8 @@ static void run(struct xsc_vcpu *v, struct xsc_fiber *f)
 	v->switches++;
 	v->calls_run = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (atomic_load_explicit(&v->nhomed, memory_order_relaxed) > 1) {
+	if (atomic_load_explicit(&v->nhomed, memory_order_relaxed) > 1 && xsc__ext &&
+	    xsc__ext->solo) {
 		/* v runs one fiber, and others may be pushed meanwhile: a
 		 * push that saw none running did not wake the watchdog
 		 * (xsc__rt_alone); seq_cst with its look at v->cur */
@@ -180,13 +181,15 @@ static void idle(struct xsc_vcpu *v)
 }
 
 /* Whether another vcpu may want v's CPU: one pinned to the same CPU (any
- * one, unpinned) that is neither idle nor held in a whole wait. */
+ * one, unpinned) that is neither idle nor held in a whole wait, or has
+ * fibers to run (kicked, not yet back from its sleep). */
 static bool cpu_wanted(const struct xsc_vcpu *v)
 {
 	for (int i = 0; i < xsc__rt.n; i++) {
 		struct xsc_vcpu *u = &xsc__rt.v[i];
 		if (u != v && (!xsc__rt.cfg.pin || u->cpu == v->cpu) &&
-		    !atomic_load(&u->idle) && !atomic_load(&u->held))
+		    ((!atomic_load(&u->idle) && !atomic_load(&u->held)) ||
+		     atomic_load(&u->rq_len)))
 			return true;
 	}
 	return false;

@@ -45,6 +45,9 @@
  *             vcpu: a thread readied there stops it); then the server
  *             reads a blocking pipe, and the same 20 signals are
  *             answered while it waits there; then it is told to end;
+ *             with the argument "parkedmask", the same with every
+ *             signal blocked in every thread (the stop of such a call is
+ *             a signal: such a call must not be made whole then);
  *   live      (only, with the argument "live") a second thread reads an
  *             empty non-blocking pipe 3,000 times (EAGAIN), then waits in
  *             a read that never ends; the process exits with it alive, as
@@ -574,6 +577,13 @@ int main(int argc, char **argv)
 		return fails ? 1 : 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "parked")) {
+		parked();
+		return fails ? 1 : 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "parkedmask")) {
+		sigset_t all;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, NULL);	/* the threads inherit it */
 		parked();
 		return fails ? 1 : 0;
 	}

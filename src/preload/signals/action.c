@@ -123,6 +123,10 @@ long tp_sigprocmask(const long *a, ucontext_t *uc)
 		v->cur->sigmask = nm;
 	}
 	TP(v)->sigmask = nm;
+	/* then the watchdog looks again (ops->solo reads it: tp_account's
+	 * wake came before it changed) */
+	if (nm & ~cur)
+		xsc__rt_watch();
 	return r;
 }
 

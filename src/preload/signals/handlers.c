@@ -10,6 +10,7 @@
  * signal is a fault of the instruction itself.
  */
 #include "signals.h"
+#include "cancel.h"
 
 /* ---- handlers deferred out of the runtime's locks ------------------------------- */
 
@@ -261,6 +262,13 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 		stray(v, sig);
 	if (runs)
 		call_handler(v, h, flags, sig, si, uc);
+	/* a stop (the flag, then PREEMPT_SIG) that landed while the handler
+	 * ran found it outside the call: the call the handler interrupted,
+	 * rewound by the kernel to be made again (SA_RESTART), would pass
+	 * the flag's check and wait on; it ends here, not made (a handler's
+	 * sem_post readying a fiber beside a blocking read of its thread) */
+	if (v)
+		(void)xsc__cp_stopped(uc);
 	if (v) {	/* and any handler above it that was left by a jump */
 		TP(v)->in_handler = depth;
 		TP(v)->sel = sel;

@@ -323,9 +323,11 @@ bool tp_hand_to_waiter(int sig)
  * signal some thread accepts, so the kernel gives each to f's kernel
  * thread, which interrupts the wait, or to another vcpu's, whose hand
  * over readies a thread on f's vcpu and so stops the wait
- * (tp_stop_held). */
+ * (tp_stop_held).  That stop is PREEMPT_SIG: f must not block it (a
+ * program that blocks every signal in every thread would have had its
+ * stops wait for the call's own end). */
 bool tp_may_wait(struct xsc_fiber *f)
 {
-	return !atomic_load(&tp.nsigwait) &&
+	return !atomic_load(&tp.nsigwait) && !(f->sigmask & SIGBIT(PREEMPT_SIG)) &&
 	       !(f->sigmask & ~atomic_load(&xsc__tp_idlemask) & ~TP_NEVER_BLOCKED);
 }

@@ -39,6 +39,9 @@ bool tp_preempt(struct xsc_vcpu *v, siginfo_t *si, ucontext_t *uc)
 		(void)xsc__cp_stopped_wait(uc);	/* interrupt.c tp_interrupt */
 		return true;
 	}
+	/* a stop's SIGURG merges with one already pending (a standard
+	 * signal): whichever comes looks at the stop's flag */
+	(void)xsc__cp_stopped_wait(uc);
 	if (si->si_code != SI_QUEUE || si->si_value.sival_int != tp.preempt_cookie)
 		return false;	/* the program's own SIGURG */
 	/* only program code: not the runtime's (it runs with ALLOW), not a
