@@ -265,10 +265,12 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 	/* a stop (the flag, then PREEMPT_SIG) that landed while the handler
 	 * ran found it outside the call: the call the handler interrupted,
 	 * rewound by the kernel to be made again (SA_RESTART), would pass
-	 * the flag's check and wait on; it ends here, not made (a handler's
-	 * sem_post readying a fiber beside a blocking read of its thread) */
+	 * the flag's check and wait on; it ends here as the stop's own
+	 * handler ends it (-EINTR once made: a signal recorded for the
+	 * thread then decides whether it restarts; a handler's sem_post
+	 * readying a fiber beside a blocking read of its thread) */
 	if (v)
-		(void)xsc__cp_stopped(uc);
+		(void)xsc__cp_stopped_wait(uc);
 	if (v) {	/* and any handler above it that was left by a jump */
 		TP(v)->in_handler = depth;
 		TP(v)->sel = sel;
