@@ -59,7 +59,7 @@ struct xsc_rt_ops {
 	 * XSC_CALL_RESTART */
 	long (*call_end)(struct xsc_fiber *f, long nr, long r);
 	/* f's call made in its kernel thread (f->here_v set) was stopped
-	 * (f->here_stop, set by the extension, which then signals the
+	 * (its vcpu's here_stop, set by the extension, which then signals the
 	 * thread: cancel.h): run the handlers of what is pending for f now,
 	 * on f, and say whether each had SA_RESTART.  A call stopped before
 	 * it began is made again; one stopped in its wait (-EINTR) too when
