@@ -107,10 +107,42 @@ static uint64_t handler_tls(struct xsc_vcpu *v, uint16_t *was_sel)
 	return was;
 }
 
+/* A process signal a vcpu took between fibers that no living thread of
+ * the program takes now: the vcpu's mask was a thread's that blocked it
+ * since, or exited (the idle vcpus take the new mask when they are
+ * kicked).  Natively it stays pending for the process until a thread
+ * unblocks it.  Its handler ran here, on no thread, with the vcpu's TLS
+ * (tp_sigtls: 1 handler of about 350, 2 of 300 runs, as the workers
+ * exited while the sender's last kill was on its way).  So it is sent to
+ * the process again, with the same siginfo, and blocked on this kernel
+ * thread until the next fiber or idle wait sets its mask in full: a kill
+ * from this process (the same si_code, pid and uid), or a sigqueue (si_code
+ * < 0: rt_sigqueueinfo takes it).  Others (the kernel's own, another
+ * process's kill) still run here; uc: the frame the kernel will restore. */
+static bool repend(struct xsc_vcpu *v, int sig, const siginfo_t *si, void *uc)
+{
+	long pid = xsc__sys0(SYS_getpid), r;
+
+	if (si->si_code == SI_USER && si->si_pid == (pid_t)pid &&
+	    si->si_uid == (uid_t)xsc__sys0(SYS_getuid))
+		r = xsc__sys2(SYS_kill, pid, sig);
+	else if (si->si_code < 0 && si->si_code != SI_TKILL)
+		r = xsc__sys3(SYS_rt_sigqueueinfo, pid, sig, (long)si);
+	else
+		return false;
+	if (r < 0)
+		return false;
+	*(uint64_t *)&((ucontext_t *)uc)->uc_sigmask |= SIGBIT(sig);
+	TP(v)->sigmask = ~0ULL;	/* the next fiber's mask is set in full */
+	return true;
+}
+
 /* Whether signal sig (handler h) is not to run here, on vcpu v: the
  * caller's own SIGPIPE, or a process signal passed on to the thread the
- * kernel would have given it to (handover.c). */
-static bool passed_on(struct xsc_vcpu *v, int sig, const siginfo_t *si, void *h)
+ * kernel would have given it to (handover.c), or left pending for the
+ * process (repend). */
+static bool passed_on(struct xsc_vcpu *v, int sig, const siginfo_t *si, void *h,
+		      void *uc)
 {
 	/* the kernel's SIGPIPE for a write a runtime thread ran (send_sig:
 	 * SI_USER from this process): the caller raises its own (preload.c
@@ -125,10 +157,22 @@ static bool passed_on(struct xsc_vcpu *v, int sig, const siginfo_t *si, void *h)
 		return false;
 	if (!v->cur && tp_hand_to_waiter(sig))
 		return true;
-	return sig != SIGSETXID && si->si_code != tp.tkill_code && !fault(sig, si) &&
-	       (v->cur ? sig != SIGPIPE && sig != SIGXFSZ &&	/* the caller's */
-			 tp_hand_to_main(sig, si, v->cur) :
-			 tp_hand_to_thread(sig, si));
+	if (sig == SIGSETXID || si->si_code == tp.tkill_code || fault(sig, si))
+		return false;
+	if (v->cur)
+		return sig != SIGPIPE && sig != SIGXFSZ &&	/* the caller's */
+		       tp_hand_to_main(sig, si, v->cur);
+	switch (tp_hand_to_thread(sig, si)) {
+	case 1:
+		return true;
+	case 0:
+		if (repend(v, sig, si, uc))
+			return true;
+		/* fall through */
+	default:
+		atomic_fetch_add_explicit(&tp.nunhanded, 1, memory_order_relaxed);
+		return false;
+	}
 }
 
 /* A handler begins on vcpu v: its calls trap (in_handler()) unless a
@@ -248,7 +292,7 @@ void tp_sig_tramp(int sig, siginfo_t *si, void *uc)
 		defer(v, sig, si, uc);
 		return;
 	}
-	if (v && passed_on(v, sig, si, h))
+	if (v && passed_on(v, sig, si, h, uc))
 		return;
 	if (v && cancel_as_thread(v, sig, si, uc, k))
 		return;

@@ -210,7 +210,7 @@ static struct xsc_fiber *hand_locked(struct handing *h, int *why)
 	return h->take ? NULL : hand_running_locked(h);
 }
 
-bool tp_hand_to_thread(int sig, const siginfo_t *si)
+int tp_hand_to_thread(int sig, const siginfo_t *si)
 {
 	struct handing h = { .sig = sig, .si = si };
 	struct xsc_fiber *to;
@@ -219,9 +219,7 @@ bool tp_hand_to_thread(int sig, const siginfo_t *si)
 	xsc__spin_lock(&tp.lock);
 	to = hand_locked(&h, &why);
 	xsc__spin_unlock(&tp.lock);
-	if (!to && why != MERGED)
-		atomic_fetch_add_explicit(&tp.nunhanded, 1, memory_order_relaxed);
-	return to || why == MERGED;
+	return to || why == MERGED ? 1 : why == NO_SLOT ? -1 : 0;
 }
 
 /* A process signal taken by a vcpu running thread cur: the kernel would

@@ -41,7 +41,9 @@ void tp_pend_locked(struct xsc_fiber *f, int sig);
 bool tp_wake_wait_locked(struct xsc_fiber *f, int sig);
 
 /* handover.c */
-bool tp_hand_to_thread(int sig, const siginfo_t *si);
+/* 1: handed (or merged with one handed), 0: no living thread takes it,
+ * -1: no slot */
+int tp_hand_to_thread(int sig, const siginfo_t *si);
 bool tp_hand_to_main(int sig, const siginfo_t *si, struct xsc_fiber *cur);
 bool tp_hand_to_waiter(int sig);
 void tp_hand_pending(void);
