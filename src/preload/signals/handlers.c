@@ -112,8 +112,9 @@ static uint64_t handler_tls(struct xsc_vcpu *v, uint16_t *was_sel)
  * since, or exited (the idle vcpus take the new mask when they are
  * kicked).  Natively it stays pending for the process until a thread
  * unblocks it.  Its handler ran here, on no thread, with the vcpu's TLS
- * (tp_sigtls: 1 handler of about 350, 2 of 300 runs, as the workers
- * exited while the sender's last kill was on its way).  So it is sent to
+ * (tp_sigtls: 1 handler of about 350, in one make test run and in one
+ * run beside stress-ng, as the workers exited while the sender's last
+ * kill was on its way, 2026-11-29).  So it is sent to
  * the process again, with the same siginfo, and blocked on this kernel
  * thread until the next fiber or idle wait sets its mask in full: a kill
  * from this process (the same si_code, pid and uid), or a sigqueue (si_code
