@@ -27,8 +27,8 @@
  * new thread placed there must wake the watchdog.  Without that wake each
  * ran when the watchdog's own 1 s timeout ended its sleep (324-329 ms
  * for the first, then about 900 ms each); the 5 must run within 2 s in
- * all.  Each takes about 60 ms here (three preemptions: the spinning
- * thread runs again first twice), 305-316 ms for the 5 in 30 runs with
+ * all.  Each takes about 60 ms here (about three preemptions: 15 for
+ * the 5 in a run with -v), 305-316 ms for the 5 in 30 runs with
  * the worker executor, and 1,141 ms once in `make test` beside the
  * sanitizer pass, over the 1 s this bound was (2026-11-29).  Two wakes
  * bring the watchdog here: the new fiber's push, and pthread_create's
