@@ -327,5 +327,5 @@ bool tp_hand_to_waiter(int sig)
 bool tp_may_wait(struct xsc_fiber *f)
 {
 	return !atomic_load(&tp.nsigwait) && !(f->sigmask & SIGBIT(PREEMPT_SIG)) &&
-	       !(f->sigmask & ~atomic_load(&xsc__tp_idlemask) & ~TP_NEVER_BLOCKED);
+	       tp_takes_all(f->sigmask);
 }

@@ -55,13 +55,14 @@ static struct xsc_vcpu *here_v(struct xsc_fiber *f)
 	return atomic_load(&f->here_v);
 }
 
-/* Stops such a call: the flag, then the watchdog's signal with another
- * cookie, whose handler moves the thread out of the call if it is still
- * there (tp_preempt, cancel.h).  One that came too late finds the flag
+/* Stops such a call on vcpu v (for a signal to its thread, or a fiber
+ * readied on v: ops->stop_held): the flag, then the watchdog's signal
+ * with another cookie, whose handler moves the thread out of the call if
+ * it is still there (tp_preempt, cancel.h).  One that came too late finds the flag
  * and nothing to stop; the vcpu clears the flag before its next such
  * call (one later still stops that call, which is made again or, for a
  * wait, posted: sched/syscalls.c). */
-static void stop_here(struct xsc_vcpu *v)
+void tp_stop_held(struct xsc_vcpu *v)
 {
 	siginfo_t si;
 
@@ -89,7 +90,7 @@ void tp_interrupt(struct xsc_fiber *f)
 	int no = 0;
 
 	if ((v = here_v(f)) != NULL) {
-		stop_here(v);
+		tp_stop_held(v);
 		return;
 	}
 	if (!f->call_id || !f->home || !tp_interruptible(TP(f)->call_nr))
@@ -196,20 +197,11 @@ static bool run_pending(struct xsc_fiber *f, uint64_t p)
 	return restart;
 }
 
-/* A fiber was readied on v, whose fiber waits whole in its kernel thread
- * (ops->stop_held): that wait stops, as for a signal. */
-void tp_stop_held(struct xsc_vcpu *v)
-{
-	stop_here(v);
-}
-
 /* ops->solo: v's kernel thread blocks nothing another thread takes
  * (TP(v)->sigmask: ~0 while a handler's mask is not known). */
 bool tp_solo(struct xsc_vcpu *v)
 {
-	uint64_t m = __atomic_load_n(&TP(v)->sigmask, __ATOMIC_RELAXED);
-
-	return !(m & ~atomic_load(&xsc__tp_idlemask) & ~TP_NEVER_BLOCKED);
+	return tp_takes_all(__atomic_load_n(&TP(v)->sigmask, __ATOMIC_RELAXED));
 }
 
 /* The fiber whose call in its kernel thread was stopped (ops->here_stopped,

@@ -40,6 +40,13 @@ bool tp_in_call(struct xsc_fiber *f);
 void tp_pend_locked(struct xsc_fiber *f, int sig);
 bool tp_wake_wait_locked(struct xsc_fiber *f, int sig);
 
+/* Whether a thread or vcpu with signal mask m blocks nothing that another
+ * thread of the program takes (sleeping vcpus block the rest: mask.c). */
+static inline bool tp_takes_all(uint64_t m)
+{
+	return !(m & ~atomic_load(&xsc__tp_idlemask) & ~TP_NEVER_BLOCKED);
+}
+
 /* handover.c */
 /* 1: handed (or merged with one handed), 0: no living thread takes it,
  * -1: no slot */
