@@ -35,6 +35,27 @@ npass=0 nfail=0
 families="--futex 2 --sem 2 --mutex 2 --pipe 2 --sock 2 --switch 2 --poll 2
 	  --epoll 2 --eventfd 2 --yield 2 --timeout 3s"
 
+# The sock stressor listens on loopback ports P and P+1, 5000 unless told.
+# make test runs this test in two passes at once, and a second stress-ng
+# on the same ports fails natively too ("bind failed on port 5000, errno=98
+# (Address already in use)"), so each run takes two ports below the
+# ephemeral range that nothing listens on: a random pick, checked against
+# /proc/net/tcp{,6}.
+listening() {	# listening PORT: true if a TCP socket listens on PORT
+	local hex
+	hex=$(printf ':%04X ' "$1")
+	awk '$4 == "0A" { print $2 " " }' /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+		grep -q -- "$hex"
+}
+sock_port() {
+	local p _
+	for _ in $(seq 50); do
+		p=$((10000 + (RANDOM * 32768 + RANDOM) % 20000))
+		listening "$p" || listening $((p + 1)) || { echo "$p"; return; }
+	done
+	echo 5000
+}
+
 # run LABEL LOG COMMAND...: one bounded run, PASS or FAIL with the log's tail.
 run() {
 	local label=$1 log=$2 rc
@@ -61,7 +82,7 @@ for b in $backends; do
 		"$xsc" run -b "$b" -- stress-ng --pthread 2 --timeout 5s
 	# shellcheck disable=SC2086	# the stressor list is word-split on purpose
 	run "families/$b" "$tmp/families-$b.log" \
-		"$xsc" run -b "$b" -- stress-ng $families
+		"$xsc" run -b "$b" -- stress-ng $families --sock-port "$(sock_port)"
 done
 
 echo "t_stressng: $npass passed, $nfail failed"
