@@ -201,6 +201,7 @@ extern _Atomic int tp_accepting[65];
 extern uint32_t tp_mask_lock;
 void tp_account(uint64_t was, uint64_t now);
 void tp_idle_mask(bool tighter);
+void tp_vcpu_mask(struct xsc_vcpu *v, uint64_t m);
 /* signals/interrupt.c */
 void tp_scan(struct xsc_vcpu *v);
 long tp_interrupted(struct xsc_fiber *f, long nr, long r);

@@ -30,10 +30,11 @@
  * all.  Each takes about 60 ms here (about three preemptions: 15 for
  * the 5 in a run with -v), 305-316 ms for the 5 in 30 runs with
  * the worker executor, and 1,141 ms once in `make test` beside the
- * sanitizer pass, over the 1 s this bound was (2026-11-29).  Two wakes
- * bring the watchdog here: the new fiber's push, and pthread_create's
- * own blocking of signals around its clone (a thread that blocks more
- * wakes it); without both, 4.2 s.
+ * sanitizer pass, over the 1 s this bound was (2026-11-29).  The new
+ * fiber's push wakes the watchdog; pthread_create's own blocking of
+ * signals around its clone does not (main is still alone then: a thread
+ * that blocks more wakes it only beside other runnable threads).  Without
+ * the push's wake the 5 took 4.2 s.
  * Prints what it saw; exit 0 on success, 1 on a failed check.
  */
 #include "tp.h"

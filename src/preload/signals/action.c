@@ -122,11 +122,7 @@ long tp_sigprocmask(const long *a, ucontext_t *uc)
 		tp_account(cur, nm);
 		v->cur->sigmask = nm;
 	}
-	TP(v)->sigmask = nm;
-	/* then the watchdog looks again (ops->solo reads it: tp_account's
-	 * wake came before it changed) */
-	if (nm & ~cur)
-		xsc__rt_watch();
+	tp_vcpu_mask(v, nm);
 	return r;
 }
 

@@ -71,7 +71,7 @@ static bool handler_jump(struct xsc_vcpu *v, uintptr_t sp, const uint64_t *mask)
 	if (nm != f->sigmask)
 		tp_account(f->sigmask, nm);
 	f->sigmask = nm;
-	TP(v)->sigmask = nm;
+	tp_vcpu_mask(v, nm);
 	xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&nm, 0, 8);
 	TP(v)->in_handler = 0;
 	f->in_call = 0;		/* a call the handler interrupted is left too */

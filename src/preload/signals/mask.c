@@ -32,9 +32,25 @@ void tp_account(uint64_t was, uint64_t now)
 	if (tighter || changed)
 		tp_idle_mask(tighter);
 	/* a vcpu the watchdog let be (ops->solo) may block, now, what
-	 * another thread takes */
-	if (blocked || changed)
+	 * another thread takes.  A thread that blocks more changes only
+	 * its own vcpu's answer: tp_vcpu_mask, once that mask is stored. */
+	if (changed)
 		xsc__rt_watch();
+}
+
+/* v's kernel thread has taken mask m, from its fiber (the mask in force
+ * until the next switch or change).  ops->solo reads it from the
+ * watchdog: where m blocks more than before, a watchdog asleep beside v
+ * looks again unless v is still alone (xsc__rt_busy).  Before, a thread
+ * that blocked more woke it before the store, and a watchdog that looked
+ * between the two saw the old mask and slept on. */
+void tp_vcpu_mask(struct xsc_vcpu *v, uint64_t m)
+{
+	uint64_t was = TP(v)->sigmask;
+
+	__atomic_store_n(&TP(v)->sigmask, m, __ATOMIC_SEQ_CST);
+	if (m & ~was)
+		xsc__rt_busy(v);
 }
 
 /* Recomputes the idle vcpus' mask from the counts; tighter: kick them. */

@@ -175,12 +175,12 @@ long tp_sigsuspend(const long *a)
 		uint32_t before = f->nsig;
 
 		f->sigmask = nm;
-		TP(v)->sigmask = nm;
+		tp_vcpu_mask(v, nm);
 		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&nm, 0, 8);
 		if (f->sig_pending & ~nm)
 			xsc__tp_deliver(f);
 		f->sigmask = old;
-		TP(v)->sigmask = old;
+		tp_vcpu_mask(v, old);
 		xsc__sys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8);
 		if (f->nsig != before) {
 			r = -EINTR;
