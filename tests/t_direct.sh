@@ -41,6 +41,13 @@
 #     (ops->stop_held), which is posted, or its rest; with every signal
 #     blocked in every thread (`parkedmask`), where the stop's signal
 #     could not land, every wake is answered all the same;
+#   - `tp_direct inflight`, on one vcpu under AUTO: a thread's read of a
+#     blocking pipe is in flight on the ring while the main thread's
+#     epoll_wait is made whole (or the other way round), and each of 20
+#     bytes a child writes ends the wait within 2 s: the read's
+#     completion stops the wait (ringwatch.c; before, such a wait was a
+#     look and a post); -v must count 20 or more such whole calls and a
+#     stop (none before kernel 6.1: no DEFER_TASKRUN ring);
 #   - `tp_direct live`: a thread's 3,000 non-blocking reads, made alone,
 #     appear in -v's line for that thread, which is still alive when
 #     the process exits (a server that SIGTERM ends never joins its
@@ -184,6 +191,24 @@ targs=parkedmask
 "$prog" parkedmask >"$tmp/nativeparkedmask.out" || { echo "FAIL: natively, parkedmask: exit $?"; cat "$tmp/nativeparkedmask.out"; exit 1; }
 if run auto-parkedmask env XSC_THREADS=2 taskset -c 0,1; then
 	echo "auto: parked, every signal blocked: every wake answered"
+fi
+targs=inflight
+"$prog" inflight >"$tmp/nativeinflight.out" || { echo "FAIL: natively, inflight: exit $?"; cat "$tmp/nativeinflight.out"; exit 1; }
+if run auto-inflight env XSC_THREADS=1 taskset -c 0; then
+	# the waits made whole beside the other thread's call in flight,
+	# and stopped by its completion (ringwatch.c): where the vcpu's
+	# ring defers its completions to its thread (DEFER_TASKRUN, 6.1)
+	line=$(grep "xsc run: calls made whole beside calls in flight on the ring:" "$tmp/auto-inflight.err")
+	w=$(sed -n 's/.*on the ring: \([0-9]*\), \([0-9]*\) of them stopped.*/\1/p' <<<"$line")
+	st=$(sed -n 's/.*on the ring: \([0-9]*\), \([0-9]*\) of them stopped.*/\2/p' <<<"$line")
+	kv=$(uname -r | sed 's/^\([0-9]*\)\.\([0-9]*\).*/\1 \2/')
+	if [ -z "$line" ] && [ "$(printf '%d%03d' $kv)" -lt 6001 ]; then
+		echo "auto: inflight: every wait ended with its byte (kernel $(uname -r), before DEFER_TASKRUN: none made whole)"
+	elif [ "${w:-0}" -lt 20 ] || [ "${st:-0}" -lt 1 ]; then
+		bad "auto, inflight: ${w:-0} calls made whole beside a call in flight, ${st:-0} stopped by its completion (want >= 20 and >= 1)"
+	else
+		echo "auto: inflight: every wait ended with its byte; $w calls made whole beside a call in flight, $st stopped by its completion"
+	fi
 fi
 targs=live
 "$prog" live >"$tmp/nativelive.out" || { echo "FAIL: natively, live: exit $?"; cat "$tmp/nativelive.out"; exit 1; }

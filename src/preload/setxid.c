@@ -42,6 +42,8 @@ bool tp_setxid(int tid)
 	xsc__spin_unlock(&tp.lock);
 	if (!tcb && tid && tid == atomic_load(&tp.wd_tid))
 		tcb = (uint64_t)tp.wd_th;	/* glibc x86-64: a pthread_t is its TCB */
+	if (!tcb)
+		xsc__ringwatch_thread(tid, &tcb);
 	for (int i = 0; !tcb && i < xsc__rt.n; i++) {
 		struct xsc_vcpu *u = &xsc__rt.v[i];
 		if (TP(u)->ktid == tid) {

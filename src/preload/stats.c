@@ -46,6 +46,8 @@ static void counters_get(struct tp_counters *c)
 			c->way[w] += xsc__rt.v[i].way[w];
 		c->yields_kept += xsc__rt.v[i].yields[XSC_YIELD_KEPT];
 		c->yields_kernel += xsc__rt.v[i].yields[XSC_YIELD_KERNEL];
+		c->watch_waits += xsc__rt.v[i].watch_waits;
+		c->watch_stops += xsc__rt.v[i].watch_stops;
 	}
 	c->tls_ldt = atomic_load(&xsc__tls_nslot);
 	c->tls_high = atomic_load(&xsc__tls_nhigh);
@@ -147,6 +149,10 @@ static void say_counters(const struct tp_counters *c)
 			 "vcpu: %lu kept the CPU, %lu yielded to another vcpu on its "
 			 "CPU\n", (unsigned long)c->yields_kept,
 			 (unsigned long)c->yields_kernel);
+	if (c->watch_waits)
+		xsc__say("xsc run: calls made whole beside calls in flight on the ring: "
+			 "%lu, %lu of them stopped by a completion (the ring's watcher)\n",
+			 (unsigned long)c->watch_waits, (unsigned long)c->watch_stops);
 }
 
 /* At exit: the JSON first (the -v report of the sites that still trap

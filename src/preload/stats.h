@@ -47,7 +47,9 @@
 	X(full_waits, "full_waits") \
 	X(readiness_waits, "readiness_waits") \
 	X(yields_kept, "yields_kept") \
-	X(yields_kernel, "yields_to_kernel")
+	X(yields_kernel, "yields_to_kernel") \
+	X(watch_waits, "waits_watched") \
+	X(watch_stops, "waits_watched_stopped")
 
 /* W(enum xsc_way, json key): which way the threads' calls went
  * (sched/syscalls.c), in the array way[] */

@@ -334,10 +334,18 @@ int xsc__vcpu_init(struct xsc_vcpu *v)
 	/* full pages park the posting fiber instead of blocking the vcpu;
 	 * say fallback reasons once, not per vcpu */
 	cfg.flags = XSC_NONBLOCK | (v->id || xsc__rt.quiet ? XSC_QUIET : 0);
+	/* a wait made whole beside calls in flight needs the kernel to say
+	 * when one completes: a DEFER_TASKRUN ring signals the watcher's
+	 * eventfd as the work is queued, where COOP_TASKRUN posts the
+	 * completion only when this thread next leaves the kernel, after
+	 * the wait (ringwatch.c) */
+	if (xsc__ringwatch_wanted())
+		cfg.flags |= XSC_DEFER_TASKRUN;
 	ret = xsc_open(&v->x, &cfg);
 	if (ret < 0)
 		return ret;
 	xsc__handle_shared(v->x);	/* fibers have TLS of their own */
+	xsc__ringwatch_add(v);
 	if (xsc__rt.cfg.pin && v->cpu >= 0) {
 		cpu_set_t s;
 		CPU_ZERO(&s);

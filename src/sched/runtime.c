@@ -326,13 +326,17 @@ int xsc__rt_start(const struct xsc_runtime_config *cfg)
 {
 	int ret = vcpus_alloc(cfg);
 
+	if (ret == 0)
+		xsc__ringwatch_init();
 	for (int i = 0; ret == 0 && i < xsc__rt.n; i++) {
 		ret = vcpu_spawn(&xsc__rt.v[i]);
 		if (i == 0 && ret == 0)
 			poller_check();
 	}
-	if (ret == 0)
+	if (ret == 0) {
 		report_routes();
+		xsc__ringwatch_start();
+	}
 	return ret;
 }
 
@@ -354,6 +358,7 @@ void xsc__rt_forget(void)
 	xsc__fdq_forget();
 	xsc__sync_forget();
 	xsc__sandbox_forget();
+	xsc__ringwatch_forget();
 }
 
 void xsc__rt_adopt(struct xsc_fiber *f)

@@ -208,6 +208,11 @@ struct xsc_vcpu {
 	uint16_t own_sel;		/* the LDT selector of its own TLS, 0: none */
 	_Atomic int holding;		/* descriptor turns its fibers hold (fdq.c) */
 	unsigned sandbox_gen;		/* sandbox changes applied here (sandbox.c) */
+	/* a wait made whole beside calls in flight on its ring (ringwatch.c) */
+	bool ring_watch;		/* its ring signals the watcher's eventfd */
+	_Atomic int ring_watched;	/* armed: a completion stops the wait */
+	int watch_score;		/* < 0: such waits are looked at and posted */
+	uint64_t watch_waits, watch_stops;	/* armed waits; stopped by the watcher */
 	volatile int nlocks;		/* runtime spinlocks its kernel thread holds */
 	volatile uint64_t deferred;	/* work the extension put off until
 					   nlocks is 0 (ops->deferred) */
@@ -302,6 +307,23 @@ bool xsc__rt_alone(struct xsc_vcpu *v);
 void xsc__rt_busy(struct xsc_vcpu *v);
 /* Wakes the watchdog if it sleeps: what it saw as quiet may not be. */
 void xsc__rt_watch(void);
+
+/* ringwatch.c: a fiber's wait made whole beside its vcpu's other fibers'
+ * calls in flight on the ring, stopped when one of them completes.
+ * init before the vcpus, add in each vcpu's init, start after them;
+ * forget in a forked child.  may: v may make such a wait now; arm before
+ * it (false: something completed already, reap it first), done after. */
+int xsc__ringwatch_init(void);
+bool xsc__ringwatch_wanted(void);	/* vcpus' rings then DEFER_TASKRUN */
+void xsc__ringwatch_add(struct xsc_vcpu *v);
+void xsc__ringwatch_start(void);
+void xsc__ringwatch_forget(void);
+/* tid is the watcher's: its thread pointer in *tcb (preload/setxid.c) */
+bool xsc__ringwatch_thread(int tid, uint64_t *tcb);
+bool xsc__ringwatch_may(const struct xsc_vcpu *v);
+bool xsc__ringwatch_arm(struct xsc_vcpu *v);
+void xsc__ringwatch_disarm(struct xsc_vcpu *v);
+void xsc__ringwatch_done(struct xsc_vcpu *v, bool stopped);	/* disarms */
 /* The program's sched_yield on vcpu v with no other fiber ready: a
  * kernel yield only for another vcpu on its CPU (loop.c). */
 void xsc__rt_yield_cpu(struct xsc_vcpu *v);

@@ -229,7 +229,9 @@ static bool disk_only(const struct xsc *x, const struct xsc_fiber *f,
  * wait sole_wait bounds (until set), the calls in flight may be sleeps
  * whose end is known (another fiber's timed wait, a sleeping thread:
  * redis's housekeeping thread), at least a millisecond away: *until is
- * then the earliest end, which the wait stops before, else -1. */
+ * then the earliest end, which the wait stops before, else -1.  Any
+ * calls may be in flight on a ring whose completions stop the call
+ * (ringwatch.c): memcached -t 1's worker beside its listener's wait. */
 #define SLICE_MIN_NS 1000000	/* a bound is whole milliseconds */
 
 /* The time, read once: *now, or 0 before. */
@@ -247,11 +249,16 @@ static bool sole(const struct xsc_vcpu *v, struct xsc_fiber *f, int64_t *until, 
 	if (until)
 		*until = -1;
 	if (inflight(x)) {
-		int64_t end;
-		if (!until || x->inflight_waits || x->inflight_worker ||
-		    (end = xsc__timers_end(x)) < 0 || end - now_once(now) < SLICE_MIN_NS)
+		int64_t end = until ? xsc__timers_end(x) : -1;
+		bool slice = end >= 0 && end - now_once(now) >= SLICE_MIN_NS;
+
+		/* the ring's completions stop the wait (ringwatch.c; call_held
+		 * arms it), else only sleeps with a known end may be in flight */
+		if (!xsc__ringwatch_may(v) &&
+		    (!until || x->inflight_waits || x->inflight_worker || !slice))
 			return false;
-		*until = end;
+		if (slice)
+			*until = end;
 	}
 	return atomic_load_explicit(&v->nhomed, memory_order_relaxed) == 1 ||
 	       (xsc__ext && xsc__ext->may_wait &&
@@ -272,6 +279,7 @@ static long call_held(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 		      bool *stopped)
 {
 	bool ext = xsc__ext && xsc__ext->here_stopped;
+	bool watch = inflight(v->x) && xsc__ringwatch_may(v);
 	long r = -ECANCELED;
 
 	/* cleared before held is set: a fiber readied on v sees held, then
@@ -281,11 +289,14 @@ static long call_held(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 	xsc__rt_may_block(v);
 	atomic_store(&f->here_v, v);	/* then a look at what is pending */
 	*stopped = true;
-	if (!atomic_load(&v->rq_len) && !(ext && xsc__signal_pending(f))) {
+	if (!atomic_load(&v->rq_len) && !(ext && xsc__signal_pending(f)) &&
+	    (!watch || xsc__ringwatch_arm(v))) {
 		r = xsc__syscall_cp(&v->here_stop, nr, (const int64_t *)a);
 		/* -EINTR: the extension's signal has a handler of the
 		 * program's without SA_RESTART */
 		*stopped = (r == -ECANCELED || r == -EINTR) && atomic_load(&v->here_stop);
+		if (watch)
+			xsc__ringwatch_done(v, *stopped);
 	}
 	atomic_store(&f->here_v, NULL);
 	atomic_store(&v->held, 0);
@@ -348,7 +359,8 @@ static bool sole_wait(struct xsc_fiber *f, long nr, const long *a, int at, long 
 			return true;
 		}
 		v = xsc__vcpu();
-		if (atomic_load(&v->rq_len) || !sole(v, f, &until, &now)) {
+		/* alone() reaps what a stop by the ring's watcher left */
+		if (!alone(v) || !sole(v, f, &until, &now)) {
 			b[at] = ms > 0 ? (left + 999999) / 1000000 : ms;
 			return false;
 		}
@@ -384,8 +396,8 @@ static bool call_sole(struct xsc_fiber *f, long nr, const long *a, long *r)
 		if (ext && xsc__signal_pending(f) && !xsc__ext->here_stopped(f) &&
 		    *r == -EINTR)
 			return true;
-		if (atomic_load(&v->rq_len))
-			return false;
+		if (!alone(v) || !sole(v, f, NULL, NULL))
+			return false;	/* alone() reaps: see sole_wait */
 	}
 }
 
@@ -449,6 +461,8 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 	b[d->probe - 1] = 0;
 	*r = xsc__call_here(nr, (const int64_t *)b);
 	count(v, f, *r ? XSC_WAY_LOOKED : XSC_WAY_LOOKED_POSTED);
+	if (v->watch_score < 0)	/* watching is tried again, now and then */
+		v->watch_score++;
 	return *r != 0;
 }
 

@@ -48,6 +48,15 @@
  *             with the argument "parkedmask", the same with every
  *             signal blocked in every thread (the stop of such a call is
  *             a signal: such a call must not be made whole then);
+ *   inflight  (only, with the argument "inflight") a thread waits in
+ *             a read of a blocking pipe while the main thread waits in
+ *             epoll_wait, with a 10 s timeout, on another pipe: 40
+ *             times a child process writes a byte to main's pipe, 10 ms
+ *             after main asks, then 5 times to the first pipe, whose
+ *             reader passes it on to main's; each wait must end with its
+ *             byte within 2 s (t_direct.sh, one vcpu: main's waits are
+ *             made whole beside the read in flight on the ring, and the
+ *             read's completion must stop such a wait: ringwatch.c);
  *   live      (only, with the argument "live") a second thread reads an
  *             empty non-blocking pipe 3,000 times (EAGAIN), then waits in
  *             a read that never ends; the process exits with it alive, as
@@ -73,6 +82,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -526,6 +536,71 @@ static void parked(void)
 	printf("parked: %s\n", late ? "a wake waited" : "every wake answered");
 }
 
+#define INFLIGHT_DIRECT 40
+#define INFLIGHT_PASSED 5
+static int if_ask[2], if_in[2], if_out[2];
+
+/* Passes each byte of if_in on to if_out, until EOF. */
+static void *if_reader(void *arg)
+{
+	char c;
+
+	(void)arg;
+	while (read(if_in[0], &c, 1) == 1)
+		if (write(if_out[1], &c, 1) != 1)
+			break;
+	return NULL;
+}
+
+static void inflight(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	pthread_t t;
+	pid_t child;
+	int ep, late = 0, status;
+	char c;
+
+	check("pipe", pipe(if_ask) == 0 && pipe(if_in) == 0 && pipe(if_out) == 0);
+	child = fork();
+	if (child == 0) {	/* each ask: a byte, 10 ms later, where asked */
+		close(if_in[0]);
+		close(if_ask[1]);
+		while (read(if_ask[0], &c, 1) == 1) {
+			usleep(10000);
+			if (write(c == 'd' ? if_out[1] : if_in[1], &c, 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	check("fork", child > 0);
+	close(if_ask[0]);
+	close(if_in[1]);
+	ep = epoll_create1(0);
+	check("epoll_ctl", epoll_ctl(ep, EPOLL_CTL_ADD, if_out[0], &ev) == 0);
+	pthread_create(&t, NULL, if_reader, NULL);
+	for (int i = 1; i <= INFLIGHT_DIRECT + INFLIGHT_PASSED && !late; i++) {
+		double t0 = now_ms();
+		int n;
+
+		check("ask", write(if_ask[1], i <= INFLIGHT_DIRECT ? "d" : "r", 1) == 1);
+		while ((n = epoll_wait(ep, &out, 1, 10000)) < 0 && errno == EINTR)
+			;
+		if (n != 1 || now_ms() - t0 > 2000) {
+			printf("inflight: round %d: the wait ended after %.0f ms with %d\n",
+			       i, now_ms() - t0, n);
+			late = 1;
+		}
+		check("passed on", read(if_out[0], &c, 1) == 1);
+	}
+	close(if_ask[1]);	/* the child ends, and with it the reader */
+	check("child", waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+			WEXITSTATUS(status) == 0);
+	pthread_join(t, NULL);
+	close(ep);
+	fails += late;
+	printf("inflight: %s\n", late ? "a wait went on" : "every wait ended with its byte");
+}
+
 #define LIVE_READS 3000
 static int live_nb[2], live_told[2], live_never[2];
 
@@ -585,6 +660,10 @@ int main(int argc, char **argv)
 		sigfillset(&all);
 		pthread_sigmask(SIG_BLOCK, &all, NULL);	/* the threads inherit it */
 		parked();
+		return fails ? 1 : 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "inflight")) {
+		inflight();
 		return fails ? 1 : 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "live")) {
