@@ -81,7 +81,7 @@ static inline bool xsc__ring_reapable(const struct xsc *x)
  * (DEFER_TASKRUN) and CQEs a full CQ could not take. */
 static inline bool xsc__ring_held(const struct xsc *x)
 {
-	return x->have_ring &&
+	return (x->have_ring || (x->drain && !atomic_load(&xsc__uring_enter_denied))) &&
 	       (IO_URING_READ_ONCE(*x->ring.sq.kflags) &
 		((x->defer_tw ? IORING_SQ_TASKRUN : 0) | IORING_SQ_CQ_OVERFLOW));
 }

@@ -207,6 +207,9 @@ struct xsc {
 	unsigned lost_mc_left;	/* multi-call SQEs the kernel never took when
 				   the ring was lost (uring.c) */
 	bool defer_tw;		/* DEFER_TASKRUN: completions post when we enter */
+	bool drain;		/* retired, DEFER_TASKRUN: entered still for
+				   the completions of what it took
+				   (uring.c xsc__uring_retire) */
 	bool futex_armed;	/* a FUTEX_WAIT on cseq is queued */
 	bool reaping;		/* inside a reaper: no blocking call may be
 				   issued (docs/design.md; checked in
@@ -302,6 +305,11 @@ static inline const struct xsc_mc_ops *xsc__mc(void)
 {
 	return atomic_load_explicit(&xsc__mc_ops, memory_order_acquire);
 }
+
+/* A seccomp filter installed through xsc refuses io_uring_enter (sched/
+ * sandbox.c): no thread of xsc's enters a ring again (a filter that
+ * kills would kill the process).  Set before the filter goes in. */
+extern _Atomic bool xsc__uring_enter_denied;
 
 #pragma GCC visibility pop
 #endif

@@ -164,12 +164,21 @@ static unsigned sqpoll_taken(struct xsc *x)
 	}
 }
 
+_Atomic bool xsc__uring_enter_denied;
+
 void xsc__uring_retire(struct xsc *x)
 {
 	struct io_uring_sq *sq = &x->ring.sq;
 	unsigned from = x->sqpoll ? sqpoll_taken(x)
 				  : io_uring_smp_load_acquire(sq->khead);
 
+	/* A DEFER_TASKRUN ring posts the completions of what it took only
+	 * inside its owner's io_uring_enter (a COOP_TASKRUN one on any
+	 * return from the kernel): a thread blocked in a posted read when
+	 * the program installed a filter that lets io_uring_enter through
+	 * waited for good.  Such a ring is entered for them still, for
+	 * nothing else. */
+	x->drain = x->defer_tw && x->ring_open && !atomic_load(&xsc__uring_enter_denied);
 	x->have_ring = false;
 	x->futex_armed = false;
 	x->lost_mc_left = 0;
@@ -218,6 +227,7 @@ void xsc__uring_lost(struct xsc *x, int err)
 		xsc__say("xsc: %s; calls run on the fallback executors from now on\n",
 			 x->reason);
 	xsc__uring_retire(x);
+	x->drain = false;	/* it cannot be entered */
 }
 
 int xsc__uring_submit(struct xsc *x)

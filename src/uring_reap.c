@@ -90,7 +90,8 @@ int xsc__uring_reap(struct xsc *x)
 	 * bounded by the entries) wait in the kernel until we enter */
 	if (head == io_uring_smp_load_acquire(cq->ktail) && xsc__ring_held(x)) {
 		x->st.crossings++;
-		io_uring_get_events(&x->ring);
+		if (io_uring_get_events(&x->ring) < 0 && !x->have_ring)
+			x->drain = false;
 	}
 
 	/* the tail is read once, not per CQE as io_uring_for_each_cqe does;

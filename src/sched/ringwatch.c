@@ -64,7 +64,7 @@ int xsc__ringwatch_init(void)
 		return 0;
 	}
 	/* registered (enter by index) by the watcher: the index is its own */
-	rw.ring.ring_fd = xsc__fd_aside(rw.ring.ring_fd);
+	rw.ring.ring_fd = rw.ring.enter_ring_fd = xsc__fd_aside(rw.ring.ring_fd);
 	rw.ring_ok = true;
 	rw.efd = fd;
 	return 0;
@@ -91,6 +91,15 @@ void xsc__ringwatch_add(struct xsc_vcpu *v)
 		v->ring_watch = true;
 }
 
+/* Completion work waits on x's ring, or CQEs (read from the watcher:
+ * loads of the shared ring only). */
+static bool ring_has_work(const struct xsc *x)
+{
+	return (IO_URING_READ_ONCE(*x->ring.sq.kflags) &
+		(IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW)) ||
+	       *x->ring.cq.khead != io_uring_smp_load_acquire(x->ring.cq.ktail);
+}
+
 /* The watcher: each signal of the eventfd stops the whole waits armed. */
 static void *watcher(void *arg)
 {
@@ -109,14 +118,23 @@ static void *watcher(void *arg)
 	for (bool queued = false;;) {
 		struct io_uring_cqe *cqe;
 
+		if (atomic_load(&xsc__uring_enter_denied)) {
+			res = -EPERM;	/* a seccomp filter refuses its next enter */
+			break;
+		}
 		if (!queued) {	/* one read in flight at a time */
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&rw.ring);
 			io_uring_prep_read(sqe, 0, &n, sizeof(n), 0);
 			sqe->flags |= IOSQE_FIXED_FILE;
 			queued = true;
 		}
-		if (io_uring_submit_and_wait(&rw.ring, 1) < 0 && !io_uring_cq_ready(&rw.ring))
-			continue;	/* EINTR: it takes no signal, but */
+		int sr = io_uring_submit_and_wait(&rw.ring, 1);
+		if (sr < 0 && !io_uring_cq_ready(&rw.ring)) {
+			if (sr == -EINTR || sr == -EAGAIN || sr == -EBUSY)
+				continue;
+			res = sr;
+			break;
+		}
 		if (io_uring_peek_cqe(&rw.ring, &cqe) < 0)
 			continue;
 		res = cqe->res;
@@ -124,18 +142,23 @@ static void *watcher(void *arg)
 		queued = false;
 		if (res < 0 && res != -EINTR && res != -EAGAIN)
 			break;
+		/* every ring signals the one eventfd: stop the vcpus whose
+		 * own ring has work (a kick's FUTEX_WAIT completing too) */
 		for (int i = 0; i < xsc__rt.n; i++) {
 			struct xsc_vcpu *v = &xsc__rt.v[i];
-			if (atomic_load(&v->held) && atomic_exchange(&v->ring_watched, 0)) {
+			if (atomic_load(&v->held) && atomic_load(&v->ring_watched) &&
+			    ring_has_work(v->x) && atomic_exchange(&v->ring_watched, 0)) {
 				v->watch_stops++;	/* one stop per arm */
 				xsc__ext->stop_held(v);
 			}
 		}
 	}
-	/* the eventfd cannot be read: no more arms, and the armed waits
-	 * stopped, as a completion would have */
-	xsc__say("xsc run: the ring watcher stopped (%s): waits beside calls in flight "
-		 "are posted\n", strerror(-res));
+	/* the eventfd cannot be read, or a seccomp filter refuses
+	 * io_uring_enter (the vcpus' rings are retired then too): no more
+	 * arms, and the armed calls stopped, as a completion would have */
+	if (!atomic_load(&xsc__uring_enter_denied))
+		xsc__say("xsc run: the ring watcher stopped (%s): waits beside calls in "
+			 "flight are posted\n", strerror(-res));
 	atomic_store(&rw.on, false);
 	for (int i = 0; i < xsc__rt.n; i++)
 		if (atomic_load(&xsc__rt.v[i].held))
@@ -191,7 +214,7 @@ bool xsc__ringwatch_may(const struct xsc_vcpu *v)
 	const struct xsc *x = v->x;
 
 	return v->ring_watch && v->watch_score >= 0 && atomic_load(&rw.on) &&
-	       !x->inflight_worker && !(x->inflight_waits && x->fdw);
+	       x->have_ring && !x->inflight_worker && !(x->inflight_waits && x->fdw);
 }
 
 bool xsc__ringwatch_arm(struct xsc_vcpu *v)
@@ -201,6 +224,12 @@ bool xsc__ringwatch_arm(struct xsc_vcpu *v)
 
 	atomic_store(&v->ring_watched, 1);
 	__atomic_and_fetch(cq->kflags, ~IORING_CQ_EVENTFD_DISABLED, __ATOMIC_SEQ_CST);
+	/* a watcher that stopped after may() looked: it stops only the
+	 * vcpus it sees held (seq_cst both) */
+	if (!atomic_load(&rw.on)) {
+		xsc__ringwatch_disarm(v);
+		return false;
+	}
 	/* work queued before: posted now, so that the look below sees it
 	 * (the TASKRUN flag may also outlive its work) */
 	if (*cq->khead == io_uring_smp_load_acquire(cq->ktail) && xsc__ring_held(x)) {
@@ -221,12 +250,20 @@ void xsc__ringwatch_done(struct xsc_vcpu *v, bool stopped)
 
 	xsc__ringwatch_disarm(v);
 	v->watch_waits++;
-	if (!mine && stopped) {
+	if (!mine && stopped && !atomic_load(&v->rq_len)) {	/* not a readied fiber's */
 		if (v->watch_score > -60)
 			v->watch_score -= 4;
 	} else if (!stopped && v->watch_score < 16) {
 		v->watch_score++;
 	}
+}
+
+/* A call that may not be watched now (v->watch_score below 0) went the
+ * other way: watching is tried again, now and then. */
+void xsc__ringwatch_passed(struct xsc_vcpu *v)
+{
+	if (v->watch_score < 0)
+		v->watch_score++;
 }
 
 void xsc__ringwatch_disarm(struct xsc_vcpu *v)

@@ -21,7 +21,11 @@
 #include "sched.h"
 
 #include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/io_uring.h>
 #include <linux/seccomp.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -29,6 +33,8 @@
 
 #include "internal.h"
 #include "rawsys.h"
+#include "seccomp_eval.h"
+#include "ucopy.h"
 
 #ifndef SECCOMP_FILTER_FLAG_TSYNC_ESRCH
 #define SECCOMP_FILTER_FLAG_TSYNC_ESRCH (1UL << 4)
@@ -81,6 +87,43 @@ static void publish(struct xsc_vcpu *v, const char *why, int backend)
 			xsc__kick(xsc__rt.v[i].x);
 }
 
+/* Whether the filter at prog (the program's struct sock_fprog) lets
+ * through the io_uring_enter calls xsc's threads make on their own rings
+ * once it is in: a vcpu's for the last completions of a retired ring,
+ * the ring watcher's for its eventfd (false when it cannot be read). */
+static bool filter_lets_enter(long prog)
+{
+	struct sock_fprog fp;
+	struct sock_filter *f;
+	size_t len;
+	bool ok = true;
+
+	if (xsc__ucopy_in(&fp, (const void *)prog, sizeof(fp)) || !fp.len || fp.len > BPF_MAXINSNS)
+		return false;
+	len = fp.len * sizeof(*f);
+	f = (struct sock_filter *)xsc__sys6(SYS_mmap, 0, len, PROT_READ | PROT_WRITE,
+					    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if ((long)f < 0 && (long)f > -4096)
+		return false;
+	if (xsc__ucopy_in(f, fp.filter, len)) {
+		ok = false;
+	} else {
+		/* getting events (a vcpu's), and submitting one read and
+		 * waiting for it (the watcher's), by registered index */
+		const unsigned flags[2][3] = {
+			{ 0, 0, IORING_ENTER_GETEVENTS | IORING_ENTER_REGISTERED_RING },
+			{ 1, 1, IORING_ENTER_GETEVENTS | IORING_ENTER_REGISTERED_RING } };
+		for (int i = 0; i < 2 && ok; i++) {
+			struct seccomp_data d = { .nr = SYS_io_uring_enter,
+						  .arch = AUDIT_ARCH_X86_64,
+						  .args = { 0, flags[i][0], flags[i][1], flags[i][2] } };
+			ok = xsc__seccomp_allows(f, fp.len, &d);
+		}
+	}
+	xsc__sys2(SYS_munmap, (long)f, len);
+	return ok;
+}
+
 /* A seccomp filter (seccomp(2), or prctl PR_SET_SECCOMP): strict mode
  * binds this kernel thread alone, as natively; a filter is synchronized
  * to every thread of the process (TSYNC). */
@@ -102,7 +145,13 @@ static long seccomp_call(struct xsc_vcpu *v, long nr, const long *a)
 	flags |= SECCOMP_FILTER_FLAG_TSYNC;
 	if (listener)
 		flags |= SECCOMP_FILTER_FLAG_TSYNC_ESRCH;
+	/* told before the filter binds xsc's own threads too (TSYNC) */
+	bool was = atomic_load(&xsc__uring_enter_denied);
+	if (!was && !filter_lets_enter(prog))
+		atomic_store(&xsc__uring_enter_denied, true);
 	r = xsc__sys3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, prog);
+	if (!was && !(r == 0 || (r > 0 && listener)))
+		atomic_store(&xsc__uring_enter_denied, false);	/* not installed */
 	if (r > 0 && !listener)
 		return -EPERM;	/* thread r's filters diverge: no TSYNC */
 	if (r < 0)

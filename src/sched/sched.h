@@ -324,6 +324,7 @@ bool xsc__ringwatch_may(const struct xsc_vcpu *v);
 bool xsc__ringwatch_arm(struct xsc_vcpu *v);
 void xsc__ringwatch_disarm(struct xsc_vcpu *v);
 void xsc__ringwatch_done(struct xsc_vcpu *v, bool stopped);	/* disarms */
+void xsc__ringwatch_passed(struct xsc_vcpu *v);	/* posted, or looked */
 /* The program's sched_yield on vcpu v with no other fiber ready: a
  * kernel yield only for another vcpu on its CPU (loop.c). */
 void xsc__rt_yield_cpu(struct xsc_vcpu *v);

@@ -446,6 +446,7 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 			return true;
 		}
 		count(v, f, XSC_WAY_POSTED);
+		xsc__ringwatch_passed(v);
 		return false;
 	}
 	if (!d->probe || !a[d->probe - 1] || !alone(v)) {
@@ -461,8 +462,7 @@ static bool made_here(struct xsc_vcpu *v, struct xsc_fiber *f, long nr, const lo
 	b[d->probe - 1] = 0;
 	*r = xsc__call_here(nr, (const int64_t *)b);
 	count(v, f, *r ? XSC_WAY_LOOKED : XSC_WAY_LOOKED_POSTED);
-	if (v->watch_score < 0)	/* watching is tried again, now and then */
-		v->watch_score++;
+	xsc__ringwatch_passed(v);
 	return *r != 0;
 }
 
