@@ -3,7 +3,9 @@
  * io_uring_register fail with EPERM (Docker's default profile).  The
  * filter is inherited by everything CMD starts.  Used by `make test` to
  * run the suite on the fallback executors.
- *   nouring -s CMD: the same with ENOSYS, as an older kernel answers. */
+ *   nouring -s CMD: the same with ENOSYS, as an older kernel answers.
+ *   nouring -k CMD: the process is killed instead (SECCOMP_RET_KILL_PROCESS),
+ *     as a strict allow-list profile does to what it does not list. */
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -16,14 +18,18 @@
 
 int main(int argc, char **argv)
 {
-	int err = EPERM, i = 1;
+	unsigned action = SECCOMP_RET_ERRNO | EPERM;
+	int i = 1;
 
 	if (argc > 1 && !strcmp(argv[1], "-s")) {
-		err = ENOSYS;
+		action = SECCOMP_RET_ERRNO | ENOSYS;
+		i++;
+	} else if (argc > 1 && !strcmp(argv[1], "-k")) {
+		action = SECCOMP_RET_KILL_PROCESS;
 		i++;
 	}
 	if (i >= argc) {
-		fprintf(stderr, "usage: nouring [-s] CMD [ARGS...]\n");
+		fprintf(stderr, "usage: nouring [-s|-k] CMD [ARGS...]\n");
 		return 2;
 	}
 	struct sock_filter f[] = {
@@ -32,7 +38,7 @@ int main(int argc, char **argv)
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_enter, 2, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_register, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
+		BPF_STMT(BPF_RET | BPF_K, action),
 	};
 	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 

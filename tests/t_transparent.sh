@@ -356,6 +356,21 @@ rc=$?
 [ "$rc" -eq 127 ] && pass "xsc run -- /nonexistent: 127" ||
 	{ fail "xsc run -- /nonexistent: exit $(rcname "$rc"), want 127"; show stderr "$tmp/ne.err"; }
 
+# under a filter that kills the process on io_uring_* (a strict profile's
+# answer to what it does not list), xsc run makes no ring, none of its
+# threads either (the ring watcher made one at start and killed it)
+if [ -x "$build/tests/nouring" ]; then
+	exp=$("$tpdir/tp_pingpong" 2>/dev/null)
+	got=$(timeout -k 5 60 "$build/tests/nouring" -k "$xsc" run -- "$tpdir/tp_pingpong" 2>"$tmp/kill.err")
+	rc=$?
+	if [ "$rc" -eq 0 ] && [ "$got" = "$exp" ]; then
+		pass "under a filter that kills on io_uring_*: tp_pingpong as natively"
+	else
+		fail "under a filter that kills on io_uring_*: exit $(rcname "$rc"), stdout $([ "$got" = "$exp" ] && echo same || echo differs)"
+		show stderr "$tmp/kill.err"
+	fi
+fi
+
 # a statically linked program cannot take the preload library: it runs
 # natively (no LD_PRELOAD of ours, output and status intact) with a warning
 cat >"$tmp/static.c" <<'EOF'

@@ -50,6 +50,10 @@ int xsc__ringwatch_init(void)
 	if (!xsc__ext || !xsc__ext->stop_held || rw.efd >= 0 ||
 	    xsc__rt.cfg.backend == XSC_BACKEND_WORKER || xsc__rt.cfg.backend == XSC_BACKEND_INLINE)
 		return 0;	/* no ring to watch */
+	/* a seccomp filter already: the vcpus make no ring (probe.c), and
+	 * one that kills on io_uring_setup would kill the process here */
+	if (xsc__status_field("Seccomp") > 0)
+		return 0;
 	fd = (int)xsc__sys2(SYS_eventfd2, 0, EFD_CLOEXEC);
 	if (fd < 0)
 		return 0;	/* no watch: such waits are looked at and posted */
