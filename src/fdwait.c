@@ -25,7 +25,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,14 +167,9 @@ int xsc__fdwait_start(struct xsc *x)
 {
 	struct xsc_fdwait *f = map(sizeof(*f));
 	struct epoll_event ev = { .events = EPOLLIN };
-	pthread_attr_t attr;
 
 	if (!f)
 		return -ENOMEM;
-	/* the program's signals are not for this thread: one it sent to
-	 * the process would otherwise be taken here (and kill it, for a
-	 * signal with the default action that every thread blocks) */
-	xsc__attr_blocked(&attr);
 	pthread_mutex_init(&f->lock, NULL);
 	f->x = x;
 	f->epfd = xsc__fd_aside((int)xsc__sys1(SYS_epoll_create1, EPOLL_CLOEXEC));
@@ -183,8 +177,10 @@ int xsc__fdwait_start(struct xsc *x)
 	ev.data.fd = f->evfd;
 	if (f->epfd < 0 || f->evfd < 0 ||
 	    xsc__sys4(SYS_epoll_ctl, f->epfd, EPOLL_CTL_ADD, f->evfd, &ev) < 0 ||
-	    pthread_create(&f->th, &attr, waiter_thread, f) != 0) {
-		pthread_attr_destroy(&attr);
+	    /* the program's signals are not for this thread: one it sent
+	     * to the process would otherwise be taken here (and kill it,
+	     * for a signal with the default action every thread blocks) */
+	    xsc__own_thread_spawn(&f->th, 0, waiter_thread, f, &f->tid) != 0) {
 		if (f->epfd >= 0)
 			close(f->epfd);
 		if (f->evfd >= 0)
@@ -192,11 +188,6 @@ int xsc__fdwait_start(struct xsc *x)
 		munmap(f, sizeof(*f));
 		return -EAGAIN;
 	}
-	pthread_attr_destroy(&attr);
-	xsc__own_thread_start();	/* not a thread of the program's */
-	/* its id, before glibc's set*id round can look for it (preload/setxid.c) */
-	while (!atomic_load(&f->tid))
-		sched_yield();
 	x->fdw = f;
 	return 0;
 }

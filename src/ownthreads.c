@@ -12,8 +12,8 @@
  *
  * Update every pthread_create of a runtime thread when this changes:
  * xsc__own_thread_start() after it, xsc__own_thread_end() at the end of
- * its start routine (runtime.c vcpu_spawn, fdwait.c, worker.c,
- * preload/signals/preempt.c tp_watch).  Raw clones (clone.S) are not
+ * its start routine (runtime.c vcpu_spawn, worker.c; fdwait.c, tp_watch
+ * and sched/ringwatch.c through xsc__own_thread_spawn).  Raw clones (clone.S) are not
  * counted.  Nor does such a thread take the program's signals: it is
  * created with every signal blocked (xsc__attr_blocked), not only once
  * it runs.
@@ -22,6 +22,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 
@@ -69,4 +70,24 @@ void xsc__attr_blocked(pthread_attr_t *attr)
 	sigfillset(&all);
 	pthread_attr_init(attr);
 	pthread_attr_setsigmask_np(attr, &all);
+}
+
+int xsc__own_thread_spawn(pthread_t *th, size_t stack, void *(*fn)(void *), void *arg,
+			  _Atomic int *tid)
+{
+	pthread_attr_t attr;
+	int r;
+
+	atomic_store(tid, 0);
+	xsc__attr_blocked(&attr);
+	if (stack)
+		pthread_attr_setstacksize(&attr, stack);
+	r = pthread_create(th, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	if (r != 0)
+		return r;
+	xsc__own_thread_start();	/* not a thread of the program's */
+	while (!atomic_load(tid))
+		sched_yield();
+	return 0;
 }

@@ -5,7 +5,9 @@
 #ifndef XSC_OWNTHREADS_H
 #define XSC_OWNTHREADS_H
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #pragma GCC visibility push(hidden)
 
@@ -19,6 +21,13 @@ void xsc__own_thread_end(void);
  * keeps its own two open): a runtime thread takes none of the program's
  * signals, not even before it sets its own mask. */
 void xsc__attr_blocked(pthread_attr_t *attr);
+/* Starts fn(arg) as such a thread (xsc__attr_blocked; a stack of `stack`
+ * bytes, 0: glibc's default; xsc__own_thread_start), then waits until fn
+ * has stored its kernel thread id in *tid, its first act: glibc's set*id
+ * round, which signals every thread in its list, finds it answered
+ * (preload/setxid.c).  0, or pthread_create's error. */
+int xsc__own_thread_spawn(pthread_t *th, size_t stack, void *(*fn)(void *), void *arg,
+			  _Atomic int *tid);
 
 #pragma GCC visibility pop
 #endif

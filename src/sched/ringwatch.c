@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <signal.h>
@@ -101,7 +100,7 @@ static bool ring_has_work(const struct xsc *x)
 {
 	return (IO_URING_READ_ONCE(*x->ring.sq.kflags) &
 		(IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW)) ||
-	       *x->ring.cq.khead != io_uring_smp_load_acquire(x->ring.cq.ktail);
+	       io_uring_cq_ready(&x->ring);
 }
 
 /* The watcher: each signal of the eventfd stops the whole waits armed. */
@@ -167,29 +166,17 @@ static void *watcher(void *arg)
 	for (int i = 0; i < xsc__rt.n; i++)
 		if (atomic_load(&xsc__rt.v[i].held))
 			xsc__ext->stop_held(&xsc__rt.v[i]);
+	xsc__own_thread_end();	/* glibc's count, as it takes it out */
 	return NULL;
 }
 
 void xsc__ringwatch_start(void)
 {
-	pthread_attr_t attr;
-
 	if (!rw.ring_ok || atomic_load(&rw.on))
 		return;
-	xsc__attr_blocked(&attr);
-	pthread_attr_setstacksize(&attr, 65536);
 	atomic_store(&rw.on, true);
-	atomic_store(&rw.tid, 0);
-	if (pthread_create(&rw.th, &attr, watcher, NULL) != 0) {
+	if (xsc__own_thread_spawn(&rw.th, 65536, watcher, NULL, &rw.tid) != 0)
 		atomic_store(&rw.on, false);
-	} else {
-		xsc__own_thread_start();	/* not a thread of the program's */
-		/* its id, before a set*id round of glibc's can look for it
-		 * (preload/setxid.c: every thread in glibc's list answers) */
-		while (!atomic_load(&rw.tid))
-			sched_yield();
-	}
-	pthread_attr_destroy(&attr);
 }
 
 bool xsc__ringwatch_thread(int tid, uint64_t *tcb)
@@ -236,11 +223,11 @@ bool xsc__ringwatch_arm(struct xsc_vcpu *v)
 	}
 	/* work queued before: posted now, so that the look below sees it
 	 * (the TASKRUN flag may also outlive its work) */
-	if (*cq->khead == io_uring_smp_load_acquire(cq->ktail) && xsc__ring_held(x)) {
+	if (!io_uring_cq_ready(&x->ring) && xsc__ring_held(x)) {
 		x->st.crossings++;
 		io_uring_get_events(&x->ring);
 	}
-	if (*cq->khead == io_uring_smp_load_acquire(cq->ktail) && !x->nback && !x->sq_ready)
+	if (!io_uring_cq_ready(&x->ring) && !x->nback && !x->sq_ready)
 		return true;
 	xsc__ringwatch_disarm(v);
 	return false;

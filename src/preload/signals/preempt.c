@@ -148,21 +148,11 @@ static void *watchdog(void *arg)
 /* Starts the watchdog (also in a forked child: threads are not inherited). */
 void tp_watch(void)
 {
-	pthread_attr_t attr;
-
 	atomic_store(&tp.wd_tid, 0);
 	if (tp.preempt_ns <= 0)
 		return;
-	xsc__attr_blocked(&attr);
-	pthread_attr_setstacksize(&attr, 65536);
-	if (pthread_create(&tp.wd_th, &attr, watchdog, NULL) != 0)
+	/* it runs for good (xsc__own_thread_end never due) */
+	if (xsc__own_thread_spawn(&tp.wd_th, 65536, watchdog, NULL, &tp.wd_tid) != 0)
 		xsc__say("xsc run: no preemption thread: a fiber that spins without "
 			 "system calls keeps its vcpu\n");
-	else {	/* it runs for good (xsc__own_thread_end never due) */
-		xsc__own_thread_start();	/* not a thread of the program's */
-		/* its id, before any set*id round can look for it (setxid.c) */
-		while (!atomic_load(&tp.wd_tid))
-			sched_yield();
-	}
-	pthread_attr_destroy(&attr);
 }
