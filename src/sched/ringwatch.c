@@ -33,8 +33,7 @@
 #include "uring.h"
 
 static struct {
-	int efd;		/* -1: no watch */
-	bool ring_ok;
+	int efd;		/* -1: no watch (then no ring either) */
 	struct io_uring ring;
 	pthread_t th;
 	_Atomic int tid;	/* the watcher's, once it runs */
@@ -68,7 +67,6 @@ int xsc__ringwatch_init(void)
 	}
 	/* registered (enter by index) by the watcher: the index is its own */
 	rw.ring.ring_fd = rw.ring.enter_ring_fd = xsc__fd_aside(rw.ring.ring_fd);
-	rw.ring_ok = true;
 	rw.efd = fd;
 	return 0;
 }
@@ -172,7 +170,7 @@ static void *watcher(void *arg)
 
 void xsc__ringwatch_start(void)
 {
-	if (!rw.ring_ok || atomic_load(&rw.on))
+	if (rw.efd < 0 || atomic_load(&rw.on))
 		return;
 	atomic_store(&rw.on, true);
 	if (xsc__own_thread_spawn(&rw.th, 65536, watcher, NULL, &rw.tid) != 0)
@@ -191,12 +189,12 @@ bool xsc__ringwatch_thread(int tid, uint64_t *tcb)
  * and the watcher's ring are made anew by the child's runtime. */
 void xsc__ringwatch_forget(void)
 {
-	if (rw.efd >= 0)
-		xsc__sys1(SYS_close, rw.efd);
-	if (rw.ring_ok && rw.ring.ring_fd >= 0)
+	if (rw.efd < 0)
+		return;
+	xsc__sys1(SYS_close, rw.efd);
+	if (rw.ring.ring_fd >= 0)
 		xsc__sys1(SYS_close, rw.ring.ring_fd);
 	rw.efd = -1;
-	rw.ring_ok = false;
 	atomic_store(&rw.on, false);
 }
 
